@@ -1,0 +1,28 @@
+"""torch_triton_hop: user-written Triton kernels as first-class citizens of make_fx,
+torch.export and torch.compile.
+
+    >>> from torch_triton_hop import wrap_triton      # doctest: +SKIP
+    >>> @wrap_triton
+    ... @triton.jit
+    ... def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr): ...
+"""
+
+from ._analysis import identify_mutated_tensors
+from ._hopifier import TracingTritonHOPifier, TritonHOPifier
+from ._hops import triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
+from ._side_table import kernel_side_table
+from ._wrap import wrap_triton
+
+__all__ = [
+    "wrap_triton",
+    "kernel_side_table",
+    "triton_kernel_wrapper_mutation",
+    "triton_kernel_wrapper_functional",
+    "TritonHOPifier",
+    "TracingTritonHOPifier",
+    "identify_mutated_tensors",
+]
+
+for _name in ("TritonHOPifier", "TracingTritonHOPifier", "identify_mutated_tensors"):
+    globals()[_name].__module__ = __name__
+del _name

@@ -1,0 +1,192 @@
+"""Every private torch and triton API this package touches, in one place.
+
+Each name says what it gives; each comment says which versions need it. Prefer
+feature detection to version checks. ``tests/test_compat.py`` fails on a private
+import anywhere else in the package.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any
+
+import torch
+import triton
+from triton.runtime.autotuner import Autotuner, Config, Heuristics
+from triton.runtime.jit import JITFunction
+
+# --- torch ---------------------------------------------------------------------------
+# All of these are private in torch 2.11-2.13; none moved between those releases.
+from torch._C import DispatchKey
+from torch._ops import HigherOrderOperator
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch._subclasses.functional_tensor import BaseFunctionalizeAPI, FunctionalTensor
+from torch.fx.experimental.proxy_tensor import (
+    ProxyTorchDispatchMode,
+    disable_proxy_modes_tracing,
+    track_tensor_tree,
+)
+from torch.fx.experimental.symbolic_shapes import guard_scalar
+
+__all__ = [
+    "Autotuner",
+    "BaseFunctionalizeAPI",
+    "Config",
+    "DispatchKey",
+    "FakeTensorMode",
+    "Heuristics",
+    "HigherOrderOperator",
+    "InterpretedFunction",
+    "JITFunction",
+    "ProxyTorchDispatchMode",
+    "disable_proxy_modes_tracing",
+    "guard_scalar",
+    "track_tensor_tree",
+]
+
+# torch 2.11-2.13: the torch dispatch mode stack and torch function mode state live on
+# torch._C; the eager fast path reads them directly because the public wrappers
+# (torch.utils._python_dispatch) cost microseconds each.
+dispatch_mode_stack_depth = torch._C._len_torch_dispatch_stack
+torch_function_mode_enabled = torch._C._is_torch_function_mode_enabled
+dispatch_keys = torch._C._dispatch_keys
+is_functional_tensor = torch._is_functional_tensor
+is_functorch_wrapped_tensor = torch._C._functorch.is_functorch_wrapped_tensor
+
+
+
+def storage_identity(t: torch.Tensor) -> int:
+    """Equal for tensors that share memory: views of one base, also under functionalization.
+
+    torch 2.11-2.13: a FunctionalTensor's .elem is the C++ wrapper whose storage all views
+    of one base share.
+    """
+    if isinstance(t, FunctionalTensor):
+        t = t.elem
+    try:
+        return t.untyped_storage()._cdata
+    except (RuntimeError, NotImplementedError):
+        return id(t)
+
+
+def clone_preserve_strides(t: torch.Tensor) -> torch.Tensor:
+    """A copy with the same sizes, strides and storage offset (torch 2.11-2.13 keep theirs private)."""
+    if t.is_contiguous() and t.storage_offset() == 0:
+        return t.clone()
+    needed = 1 + sum((s - 1) * st for s, st in zip(t.size(), t.stride()) if s > 0)
+    if any(s == 0 for s in t.size()):
+        needed = 0
+    base = torch.as_strided(t, (needed,), (1,), t.storage_offset())
+    return torch.as_strided(base.clone(), t.size(), t.stride(), 0)
+
+
+# --- triton --------------------------------------------------------------------------
+# triton 3.6-3.9: TRITON_INTERPRET=1 makes @triton.jit return an InterpretedFunction.
+try:
+    from triton.runtime.interpreter import InterpretedFunction
+except ImportError:  # pragma: no cover - every supported triton has it
+    InterpretedFunction = type("InterpretedFunction", (), {})
+
+TRITON_KERNEL_BASES = (JITFunction, InterpretedFunction)
+TRITON_WRAPPER_TYPES = (Autotuner, Heuristics)
+
+
+def is_base_kernel(obj: Any) -> bool:
+    return isinstance(obj, TRITON_KERNEL_BASES)
+
+
+def is_triton_kernel(obj: Any) -> bool:
+    return isinstance(obj, TRITON_KERNEL_BASES + TRITON_WRAPPER_TYPES)
+
+
+def python_function(kernel: Any) -> Any:
+    """The user's Python function under a JITFunction / InterpretedFunction."""
+    return kernel.fn
+
+
+def kernel_params(kernel: Any) -> list[Any]:
+    """Parameter descriptors (name, is_constexpr, ...) of a base kernel.
+
+    triton 3.6-3.9: JITFunction.params; InterpretedFunction has .params too, but
+    older builds only carry .arg_names, so fall back to building JITFunction-style params.
+    """
+    params = getattr(kernel, "params", None)
+    if params is not None:
+        return params
+    return _params_from_function(python_function(kernel))
+
+
+@functools.lru_cache(maxsize=None)
+def _params_from_function(fn: Any) -> list[Any]:
+    return JITFunction(fn).params
+
+
+def kernel_source(kernel: Any) -> str:
+    src = getattr(kernel, "src", None)
+    if src is None:
+        src = inspect.getsource(python_function(kernel))
+    return src
+
+
+def autotuner_top_k(autotuner: Autotuner) -> Any:
+    # triton 3.6-3.9 store prune_configs_by["top_k"] as .configs_top_k; a few forks use .top_k.
+    return getattr(autotuner, "configs_top_k", getattr(autotuner, "top_k", 1.0))
+
+
+def autotuner_benchmark_settings(autotuner: Autotuner) -> dict[str, Any]:
+    """warmup / rep / use_cuda_graph as given to triton.autotune (None when left default).
+
+    triton 3.6-3.9 keep them as num_warmups / num_reps; older releases as warmup / rep.
+    """
+    return {
+        "warmup": getattr(autotuner, "num_warmups", getattr(autotuner, "warmup", None)),
+        "rep": getattr(autotuner, "num_reps", getattr(autotuner, "rep", None)),
+        "use_cuda_graph": getattr(autotuner, "use_cuda_graph", False),
+    }
+
+
+def autotuner_user_hooks(autotuner: Autotuner) -> list[str]:
+    """Names of user-supplied hooks ("pre_hook", "post_hook") on an autotuner and its configs."""
+    hooks = [name for name in ("pre_hook", "post_hook") if getattr(autotuner, f"user_defined_{name}", False)]
+    if any(getattr(cfg, "pre_hook", None) is not None for cfg in autotuner.configs) and "pre_hook" not in hooks:
+        hooks.append("pre_hook")
+    return hooks
+
+
+def autotuner_options(autotuner: Autotuner) -> dict[str, Any]:
+    """What triton.autotune needs to rebuild `autotuner` over other configs (pruning excluded)."""
+    options: dict[str, Any] = {
+        "key": list(getattr(autotuner, "keys", getattr(autotuner, "key", [])) or []),
+        "reset_to_zero": list(autotuner.reset_to_zero or []) or None,
+        "restore_value": list(autotuner.restore_value or []) or None,
+    }
+    # triton >= 3.3 accepts a custom do_bench.
+    do_bench = getattr(autotuner, "_do_bench", None)
+    if do_bench is not None and "do_bench" in inspect.signature(triton.autotune).parameters:
+        options["do_bench"] = do_bench
+    return options
+
+
+def config_fields(config: Config) -> dict[str, Any]:
+    """A triton.Config as plain data: {"kwargs": {...}, "num_warps": ..., ...}, defaults left out."""
+    fields: dict[str, Any] = {"kwargs": dict(config.kwargs)}
+    for name, default in (("num_warps", None), ("num_stages", None), ("num_ctas", 1), ("maxnreg", None)):
+        value = getattr(config, name, default)
+        if value != default:
+            fields[name] = value
+    return fields
+
+
+def config_from_fields(fields: dict[str, Any]) -> Config:
+    accepted = inspect.signature(Config.__init__).parameters
+    options = {name: value for name, value in fields.items() if name != "kwargs" and name in accepted}
+    return Config(dict(fields["kwargs"]), **options)
+
+
+def is_triton_dtype(value: Any) -> bool:
+    return isinstance(value, triton.language.dtype)
+
+
+def triton_dtype_from_name(name: str) -> Any:
+    return triton.language.dtype(name)

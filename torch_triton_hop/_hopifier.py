@@ -1,0 +1,286 @@
+"""TritonHOPifier: turns ``kernel[grid](*args, **kwargs)`` into one mutation-HOP call.
+
+The orchestration (autotune configs, heuristics, pruning, grids, constexpr
+specialisation, constants) is written once in :class:`TritonHOPifier`; how a value
+is read, a user function called or the HOP emitted differs between front ends and
+lives in subclasses: :class:`TracingTritonHOPifier` for make_fx and non-strict
+export (plain Python values), ``_dynamo.DynamoTritonHOPifier`` for Dynamo.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import inspect
+import json
+from typing import Any, Callable, NoReturn
+
+import torch
+
+from . import _compat
+from ._hops import triton_kernel_wrapper_mutation
+from ._side_table import kernel_side_table, unwrap_user_object
+from .errors import raise_unsupported
+
+__all__ = ["TritonHOPifier", "TracingTritonHOPifier", "tracing_hopifier"]
+
+# Launch options triton takes at call time or from a Config; a kernel parameter may share the name.
+LAUNCH_OPTION_NAMES = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+class TritonHOPifier:
+    """Rewrites a call of a (possibly autotuned / heuristics) triton kernel into a HOP call.
+
+    Subclasses implement the front-end hooks: :meth:`is_callable`, :meth:`call_grid`,
+    :meth:`call_user_defined_fn`, :meth:`as_python_constant`, :meth:`check_grid`,
+    :meth:`specialize_symbolic` and :meth:`call_HOP`. :meth:`raise_unsupported` may be
+    overridden to raise a front end's own exception type.
+    """
+
+    # --- hooks -----------------------------------------------------------------------
+    def raise_unsupported(self, what: str, got: Any = None, *, fix: str = "", why: str = "") -> NoReturn:
+        raise_unsupported(what, got, fix=fix, why=why)
+
+    def is_callable(self, value: Any) -> bool:
+        raise NotImplementedError
+
+    def call_grid(self, grid: Any, meta: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def call_user_defined_fn(self, fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def as_python_constant(self, value: Any, what: str) -> Any:
+        """A heuristic's or pruning function's result as a plain Python value."""
+        raise NotImplementedError
+
+    def check_grid(self, grid: Any) -> tuple[Any, ...]:
+        raise NotImplementedError
+
+    def specialize_symbolic(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def is_graphable(self, value: Any) -> bool:
+        raise NotImplementedError
+
+    def call_HOP(self, *, kernel: str, constant_args: str, configs: str, grids: list, kwargs: dict) -> Any:
+        raise NotImplementedError
+
+    # --- orchestration ---------------------------------------------------------------
+    def call_run(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``kernel.run(*args, grid=..., warmup=False, **kwargs)``."""
+        if "grid" not in kwargs:
+            self.raise_unsupported("kernel.run(...) was called without grid=", fix="Pass grid=(n,) or a callable")
+        kwargs = dict(kwargs)
+        grid = kwargs.pop("grid")
+        if kwargs.pop("warmup", False):
+            self.raise_unsupported("kernel.run(..., warmup=True) compiles without launching",
+                                   why="A graph records launches", fix="Call it outside the traced code")
+        return self.call_triton_kernel(kernel, grid, args, kwargs)
+
+    def call_triton_kernel(self, kernel: Any, grid: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``kernel[grid](*args, **kwargs)`` as one mutation-HOP call."""
+        if grid is None:
+            self.raise_unsupported("the kernel was called without a grid", fix="Call it as kernel[grid](...)")
+        if "num_ctas" in kwargs:
+            self.raise_unsupported(
+                "num_ctas passed at call time", kwargs["num_ctas"],
+                fix="Set num_ctas in a triton.Config of @triton.autotune instead",
+            )
+        layers = self._check_layers(unwrap_user_object(kernel))
+        base = layers[-1]
+        param_names = [p.name for p in _compat.kernel_params(base)]
+        if len(args) > len(param_names):
+            self.raise_unsupported(
+                f"{len(args)} positional arguments for a kernel with {len(param_names)} parameters {param_names}",
+                fix="Check the call's arguments",
+            )
+        positional = dict(zip(param_names, args))
+        call_kwargs = dict(kwargs)
+        autotuner = None
+        inner_heuristics: list[Any] = []
+        for layer in layers[:-1]:
+            if isinstance(layer, _compat.Autotuner):
+                autotuner = layer
+            elif autotuner is None:  # heuristics above the autotuner see only the call's arguments
+                for name, fn in layer.values.items():
+                    value = self.call_user_defined_fn(fn, [{**positional, **call_kwargs}], {})
+                    call_kwargs[name] = self.as_python_constant(value, f"heuristic {name!r}")
+            else:
+                inner_heuristics.append(layer)
+
+        combined = {**positional, **call_kwargs}
+        configs = self._configs(autotuner, inner_heuristics, positional, call_kwargs, param_names)
+        grids = [self._grid(grid, {**combined, **(c["kwargs"] if c else {})}) for c in (configs or [None])]
+
+        for param in _compat.kernel_params(base):
+            if param.is_constexpr and param.name in combined:
+                # [Note: constexpr arguments given SymInts]
+                # TL;DR: triton compiles one kernel per constexpr value, so we specialise
+                # (guard) on the value instead of carrying a symbol the kernel cannot take.
+                # Same choice as torch (pytorch#136504).
+                combined[param.name] = self.specialize_symbolic(combined[param.name])
+        missing = [n for n in param_names if n not in combined and not any(n in c["kwargs"] for c in configs)]
+        if missing and not all(_has_default(base, n) for n in missing):
+            self.raise_unsupported(f"missing kernel arguments {missing}", fix="Pass every kernel parameter")
+
+        graphable = {k: v for k, v in combined.items() if self.is_graphable(v)}
+        constants = {k: v for k, v in combined.items() if k not in graphable}
+        return self.call_HOP(
+            kernel=kernel_side_table.add_kernel(kernel),
+            constant_args=kernel_side_table.add_constants(constants),
+            configs=self._configs_json(configs),
+            grids=[g for grid in grids for g in grid],
+            kwargs=graphable,
+        )
+
+    def _check_layers(self, kernel: Any) -> list[Any]:
+        layers = [kernel]
+        while not _compat.is_base_kernel(layers[-1]):
+            layer = layers[-1]
+            if not isinstance(layer, _compat.TRITON_WRAPPER_TYPES):
+                self.raise_unsupported(
+                    "expected a @triton.jit kernel, optionally under @triton.autotune / @triton.heuristics",
+                    layer, fix="Pass the kernel object that triton's decorators return",
+                )
+            layers.append(layer.fn)
+        autotuners = [layer for layer in layers if isinstance(layer, _compat.Autotuner)]
+        if len(autotuners) > 1:
+            self.raise_unsupported(
+                f"{len(autotuners)} @triton.autotune decorators on one kernel",
+                fix="Merge them into a single @triton.autotune with all the configs",
+            )
+        for autotuner in autotuners:
+            hooks = _compat.autotuner_user_hooks(autotuner)
+            if hooks:
+                self.raise_unsupported(
+                    f"@triton.autotune / triton.Config with {' and '.join(hooks)}",
+                    why="Hooks run arbitrary Python at launch, which a graph (and AOTInductor) cannot replay",
+                    fix="Remove the hooks; restore_value= and reset_to_zero= cover the common uses",
+                )
+            settings = _compat.autotuner_benchmark_settings(autotuner)
+            for name, value in settings.items():
+                if value not in (None, False):
+                    self.raise_unsupported(
+                        f"@triton.autotune({name}={value!r})",
+                        why="Only configs, key, prune_configs_by, restore_value and reset_to_zero are captured",
+                        fix=f"Remove {name}= (it is deprecated in triton too)",
+                    )
+        return layers
+
+    def _configs(
+        self,
+        autotuner: Any,
+        inner_heuristics: list[Any],
+        positional: dict[str, Any],
+        call_kwargs: dict[str, Any],
+        param_names: list[str],
+    ) -> list[dict[str, Any]]:
+        if autotuner is None:
+            return []
+        configs = list(autotuner.configs)
+        if autotuner.early_config_prune or autotuner.perf_model:
+            configs = self._prune(autotuner, configs, positional, call_kwargs)
+        result = []
+        for config in configs:
+            fields = _compat.config_fields(config)
+            all_kwargs = config.all_kwargs()
+            for name in LAUNCH_OPTION_NAMES:
+                # triton binds a config's launch option to a parameter of the same name.
+                if name in param_names and name not in fields["kwargs"] and name in all_kwargs:
+                    fields["kwargs"][name] = all_kwargs[name]
+            for layer in inner_heuristics:
+                for name, fn in layer.values.items():
+                    meta = {**positional, **call_kwargs, **all_kwargs, **fields["kwargs"]}
+                    value = self.call_user_defined_fn(fn, [meta], {})
+                    fields["kwargs"][name] = self.as_python_constant(value, f"heuristic {name!r}")
+            result.append(fields)
+        return result
+
+    def _prune(self, autotuner: Any, configs: list[Any], positional: dict, call_kwargs: dict) -> list[Any]:
+        # Same steps as triton's Autotuner.prune_configs, run once here on the traced
+        # arguments so the graph lists exactly the configs that survive.
+        if autotuner.early_config_prune:
+            pruned = self.call_user_defined_fn(autotuner.early_config_prune, [configs, positional], call_kwargs)
+            configs = list(self.as_python_constant(pruned, "early_config_prune"))
+            if not configs:
+                self.raise_unsupported("early_config_prune returned no configs", fix="Return at least one config")
+        if autotuner.perf_model:
+            top_k = _compat.autotuner_top_k(autotuner)
+            if isinstance(top_k, float) and top_k <= 1.0:
+                top_k = max(1, int(len(configs) * top_k))
+            elif not isinstance(top_k, int):
+                self.raise_unsupported("prune_configs_by top_k must be an int or a float <= 1.0", top_k)
+            if len(configs) > top_k:
+                timings = []
+                for config in configs:
+                    t = self.call_user_defined_fn(
+                        autotuner.perf_model, [], {**positional, **call_kwargs, **config.all_kwargs()}
+                    )
+                    timings.append(float(self.as_python_constant(t, "perf_model")))
+                order = sorted(range(len(configs)), key=timings.__getitem__)
+                configs = [configs[i] for i in order[:top_k]]
+        return configs
+
+    def _grid(self, grid: Any, meta: dict[str, Any]) -> tuple[Any, ...]:
+        if self.is_callable(grid):
+            grid = self.call_grid(grid, meta)
+        grid = self.check_grid(grid)
+        if not 1 <= len(grid) <= 3:
+            self.raise_unsupported(f"a grid of rank {len(grid)}", grid, fix="Use 1 to 3 dimensions")
+        return tuple(grid) + (1,) * (3 - len(grid))
+
+    def _configs_json(self, configs: list[dict[str, Any]]) -> str:
+        try:
+            return json.dumps(configs, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError):
+            self.raise_unsupported(
+                "autotune config values must be None, bool, int, float or str", configs,
+                fix="Pass other values as kernel arguments",
+            )
+
+
+def _has_default(kernel: Any, name: str) -> bool:
+    parameter = inspect.signature(_compat.python_function(kernel)).parameters.get(name)
+    return parameter is not None and parameter.default is not inspect.Parameter.empty
+
+
+class TracingTritonHOPifier(TritonHOPifier):
+    """The HOPifier for make_fx and non-strict export: values are real, fake or SymInt."""
+
+    def is_callable(self, value: Any) -> bool:
+        return callable(value)
+
+    def call_grid(self, grid: Any, meta: dict[str, Any]) -> Any:
+        return grid(meta)
+
+    def call_user_defined_fn(self, fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
+        return fn(*args, **kwargs)
+
+    def as_python_constant(self, value: Any, what: str) -> Any:
+        return value
+
+    def check_grid(self, grid: Any) -> tuple[Any, ...]:
+        if not isinstance(grid, collections.abc.Sequence) or not all(
+            isinstance(g, (int, torch.SymInt)) for g in grid
+        ):
+            self.raise_unsupported(
+                "the grid must be a tuple or list of ints / SymInts, or a callable returning one", grid,
+                fix="Return e.g. (triton.cdiv(n, meta['BLOCK']),)",
+            )
+        return tuple(grid)
+
+    def specialize_symbolic(self, value: Any) -> Any:
+        if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            return _compat.guard_scalar(value)
+        return value
+
+    def is_graphable(self, value: Any) -> bool:
+        return isinstance(value, (torch.Tensor, torch.SymInt, torch.SymFloat, torch.SymBool, bool, int, float))
+
+    def call_HOP(self, *, kernel: str, constant_args: str, configs: str, grids: list, kwargs: dict) -> Any:
+        return triton_kernel_wrapper_mutation(
+            kernel=kernel, constant_args=constant_args, configs=configs, grids=grids, kwargs=kwargs
+        )
+
+
+tracing_hopifier = TracingTritonHOPifier()

@@ -1,0 +1,304 @@
+"""The two higher-order operators and their dispatch rules.
+
+``triton_kernel_wrapper_mutation`` launches a kernel that writes its arguments in
+place; it is what tracing records. ``triton_kernel_wrapper_functional`` is its
+functional form: it clones the tensors the kernel writes, launches on the clones and
+returns them. Functionalization turns the first into the second, cloning only the
+tensors the read/write analysis says are written.
+
+Both take keyword arguments only::
+
+    kernel          stable kernel key           "pkg.kernels:add_kernel@3f2a9c0d1b7e4a55"
+    constant_args   constants key               '{"ACT":null}'
+    configs         JSON list of configs        '[{"kwargs":{"BLOCK":64},"num_warps":4}]' or '[]'
+    grids           3 ints/SymInts per config   [s0 // 64, 1, 1]  (flat: export can't serialise nested lists)
+    kwargs          graphable kernel arguments  {"x": x, "out": out, "n": s0}
+
+Everything in a node is an int, SymInt, str, tensor or a list/dict of them, so
+graphs print, pickle and round-trip through torch.export.save / load.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+import triton
+
+from . import _compat
+from ._analysis import identify_mutated_tensors
+from ._compat import DispatchKey
+from ._side_table import base_kernel, kernel_side_table, unwrap_user_object
+from .errors import raise_unsupported
+
+log = logging.getLogger(__name__)
+
+__all__ = ["triton_kernel_wrapper_mutation", "triton_kernel_wrapper_functional", "launch"]
+
+
+class _TritonKernelHOP(_compat.HigherOrderOperator):
+    def _get_overloaded_args(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[torch.Tensor, ...]:
+        # Tensor subclasses hide inside the `kwargs` dict; the default only looks one level deep.
+        kernel_args = kwargs.get("kwargs") or {}
+        return tuple(
+            value
+            for value in kernel_args.values()
+            if isinstance(value, torch.Tensor) and _compat.dispatch_keys(value).has("Python")
+        )
+
+
+class TritonKernelWrapperMutation(_TritonKernelHOP):
+    def __init__(self) -> None:
+        super().__init__("user_triton_kernel_mutation", cacheable=True)
+
+    def __call__(self, *, kernel: str, constant_args: str, configs: str, grids: list, kwargs: dict[str, Any]) -> None:
+        return super().__call__(kernel=kernel, constant_args=constant_args, configs=configs, grids=grids, kwargs=kwargs)
+
+
+class TritonKernelWrapperFunctional(_TritonKernelHOP):
+    def __init__(self) -> None:
+        super().__init__("user_triton_kernel_functional", cacheable=True)
+
+    def __call__(
+        self,
+        *,
+        kernel: str,
+        constant_args: str,
+        configs: str,
+        grids: list,
+        kwargs: dict[str, Any],
+        tensors_to_clone: list[str],
+    ) -> tuple[torch.Tensor, ...]:
+        return super().__call__(
+            kernel=kernel,
+            constant_args=constant_args,
+            configs=configs,
+            grids=grids,
+            kwargs=kwargs,
+            tensors_to_clone=tensors_to_clone,
+        )
+
+
+triton_kernel_wrapper_mutation = TritonKernelWrapperMutation()
+triton_kernel_wrapper_functional = TritonKernelWrapperFunctional()
+
+
+# --- launching -------------------------------------------------------------------------
+
+def _select_grid(configs: list, grids: list) -> Any:
+    """A triton grid callable picking, from the config the autotuner chose, its grid."""
+    if all(g == grids[0] for g in grids):
+        return grids[0]
+    keyed = [({**c["kwargs"], **{k: v for k, v in c.items() if k != "kwargs"}}, g) for c, g in zip(configs, grids)]
+
+    def grid(meta: dict[str, Any]) -> Any:
+        for fields, g in keyed:
+            if all(meta.get(name) == value for name, value in fields.items()):
+                return g
+        raise RuntimeError(f"wrap_triton: the autotuner chose a config that was not traced: {meta}")
+
+    return grid
+
+
+def _launcher(kernel_key: str, configs_json: str) -> tuple[Any, list[dict[str, Any]]]:
+    def build() -> tuple[Any, list[dict[str, Any]]]:
+        kernel = kernel_side_table.get_kernel(kernel_key)
+        configs = json.loads(configs_json)
+        base = base_kernel(kernel)
+        if len(configs) <= 1:
+            return base, configs
+        autotuner = _outermost_autotuner(kernel)
+        options = _compat.autotuner_options(autotuner) if autotuner is not None else {"key": []}
+        rebuilt = triton.autotune([_compat.config_from_fields(c) for c in configs], **options)(base)
+        return rebuilt, configs
+
+    return kernel_side_table.cached_launcher((kernel_key, configs_json), build)
+
+
+def _outermost_autotuner(kernel: Any) -> Any:
+    kernel = unwrap_user_object(kernel)
+    while not _compat.is_base_kernel(kernel):
+        if isinstance(kernel, _compat.Autotuner):
+            return kernel
+        kernel = kernel.fn
+    return None
+
+
+def launch(*, kernel: str, constant_args: str, configs: str, grids: list, kwargs: dict[str, Any]) -> None:
+    """Launch a kernel as a graph node describes it (what the dense HOP implementation runs)."""
+    launcher, config_list = _launcher(kernel, configs)
+    grids = [tuple(grids[i : i + 3]) for i in range(0, len(grids), 3)]
+    all_args = {**kwargs, **kernel_side_table.get_constants(constant_args)}
+    if len(config_list) == 1:
+        (config,) = config_list
+        all_args.update(config["kwargs"])
+        all_args.update({k: v for k, v in config.items() if k != "kwargs"})
+        grid = grids[0]
+    elif config_list:
+        grid = _select_grid(config_list, grids)
+    else:
+        grid = grids[0]
+    # Positional where possible: triton's hooks (restore_value, reset_to_zero) read
+    # named args, and older triton mishandles kwargs there (triton#5082).
+    positional = []
+    for param in _compat.kernel_params(base_kernel(launcher) if not _compat.is_base_kernel(launcher) else launcher):
+        if param.name not in all_args:
+            break
+        positional.append(all_args.pop(param.name))
+    launcher[grid](*positional, **all_args)
+
+
+# --- mutation HOP ----------------------------------------------------------------------
+
+@triton_kernel_wrapper_mutation.py_impl(DispatchKey.CompositeExplicitAutograd)
+def _mutation_dense(*, kernel, constant_args, configs, grids, kwargs):
+    launch(kernel=kernel, constant_args=constant_args, configs=configs, grids=grids, kwargs=kwargs)
+
+
+@triton_kernel_wrapper_mutation.py_impl(_compat.FakeTensorMode)
+def _mutation_fake(mode, *, kernel, constant_args, configs, grids, kwargs):
+    return None
+
+
+@triton_kernel_wrapper_mutation.py_impl(DispatchKey.Meta)
+def _mutation_meta(*, kernel, constant_args, configs, grids, kwargs):
+    return None
+
+
+def _trace(mode: Any, hop: Any, node_kwargs: dict[str, Any]) -> Any:
+    with _compat.disable_proxy_modes_tracing():
+        out = hop(**node_kwargs)
+    proxy_kwargs = pytree.tree_map(mode.tracer.unwrap_proxy, node_kwargs)
+    name = node_kwargs["kernel"].partition(":")[2].rpartition("@")[0].rpartition(".")[2] or hop.__name__
+    proxy = mode.tracer.create_proxy("call_function", hop, (), proxy_kwargs, name=name)
+    return _compat.track_tensor_tree(out, proxy, constant=None, tracer=mode.tracer)
+
+
+@triton_kernel_wrapper_mutation.py_impl(_compat.ProxyTorchDispatchMode)
+def _mutation_proxy(mode, *, kernel, constant_args, configs, grids, kwargs):
+    _trace(mode, triton_kernel_wrapper_mutation,
+           dict(kernel=kernel, constant_args=constant_args, configs=configs, grids=grids, kwargs=kwargs))
+    return None
+
+
+def tensors_written(kernel: str, constant_args: str, configs: str, kwargs: dict[str, Any]) -> list[str]:
+    """Names of the tensor arguments the kernel writes, in parameter order.
+
+    The one place functionalization asks; see _analysis.identify_mutated_tensors.
+    """
+    triton_kernel = kernel_side_table.get_kernel(kernel)
+    all_args = {**kwargs, **kernel_side_table.get_constants(constant_args)}
+    config_list = json.loads(configs)
+    if config_list:
+        # Any config: the written set does not depend on the config (constexpr branches
+        # on a config value are rare; the analysis falls back safely where it cannot tell).
+        all_args = {**all_args, **config_list[0]["kwargs"]}
+    return identify_mutated_tensors(triton_kernel, all_args)
+
+
+def _check_no_aliasing(written: list[str], kwargs: dict[str, Any]) -> None:
+    storages: dict[int, str] = {}
+    for name, value in kwargs.items():
+        if not isinstance(value, torch.Tensor):
+            continue
+        storage = _compat.storage_identity(value)
+        other = storages.setdefault(storage, name)
+        if other != name and (name in written or other in written):
+            raise_unsupported(
+                f"kernel arguments {other!r} and {name!r} share memory and the kernel writes "
+                f"{name if name in written else other!r}",
+                why="Functionalization (torch.export, torch.compile, make_fx(functionalize(f))) clones "
+                "written tensors, which would split the two views and lose the write",
+                fix="Pass separate tensors, or pass the shared base once and index it inside the kernel",
+            )
+
+
+@triton_kernel_wrapper_mutation.py_functionalize_impl
+def _mutation_functionalize(ctx, *, kernel, constant_args, configs, grids, kwargs):
+    unwrapped_kwargs = ctx.unwrap_tensors(kwargs)
+    written = tensors_written(kernel, constant_args, configs, unwrapped_kwargs)
+    _check_no_aliasing(written, kwargs)
+    with ctx.redispatch_to_next():
+        outputs = triton_kernel_wrapper_functional(
+            kernel=kernel,
+            constant_args=constant_args,
+            configs=configs,
+            grids=grids,
+            kwargs=unwrapped_kwargs,
+            tensors_to_clone=written,
+        )
+    for name, output in zip(written, outputs):
+        original = kwargs[name]
+        ctx.replace(original, output)
+        ctx.mark_mutation_hidden_from_autograd(original)
+        ctx.commit_update(original)
+        ctx.sync(original)
+    return None
+
+
+# --- functional HOP --------------------------------------------------------------------
+
+@triton_kernel_wrapper_functional.py_impl(DispatchKey.CompositeExplicitAutograd)
+def _functional_dense(*, kernel, constant_args, configs, grids, kwargs, tensors_to_clone):
+    kwargs = {
+        name: _compat.clone_preserve_strides(value) if name in tensors_to_clone else value
+        for name, value in kwargs.items()
+    }
+    launch(kernel=kernel, constant_args=constant_args, configs=configs, grids=grids, kwargs=kwargs)
+    return tuple(kwargs[name] for name in tensors_to_clone)
+
+
+@triton_kernel_wrapper_functional.py_impl(_compat.FakeTensorMode)
+def _functional_fake(mode, *, kernel, constant_args, configs, grids, kwargs, tensors_to_clone):
+    with mode:
+        return tuple(_compat.clone_preserve_strides(kwargs[name]) for name in tensors_to_clone)
+
+
+@triton_kernel_wrapper_functional.py_impl(DispatchKey.Meta)
+def _functional_meta(*, kernel, constant_args, configs, grids, kwargs, tensors_to_clone):
+    return tuple(_compat.clone_preserve_strides(kwargs[name]) for name in tensors_to_clone)
+
+
+@triton_kernel_wrapper_functional.py_impl(_compat.ProxyTorchDispatchMode)
+def _functional_proxy(mode, *, kernel, constant_args, configs, grids, kwargs, tensors_to_clone):
+    return _trace(
+        mode,
+        triton_kernel_wrapper_functional,
+        dict(kernel=kernel, constant_args=constant_args, configs=configs, grids=grids, kwargs=kwargs,
+             tensors_to_clone=tensors_to_clone),
+    )
+
+
+@triton_kernel_wrapper_functional.py_functionalize_impl
+def _functional_functionalize(ctx, *, kernel, constant_args, configs, grids, kwargs, tensors_to_clone):
+    unwrapped_kwargs = ctx.unwrap_tensors(kwargs)
+    with ctx.redispatch_to_next():
+        outputs = triton_kernel_wrapper_functional(
+            kernel=kernel,
+            constant_args=constant_args,
+            configs=configs,
+            grids=grids,
+            kwargs=unwrapped_kwargs,
+            tensors_to_clone=tensors_to_clone,
+        )
+        return ctx.wrap_tensors(outputs)
+
+
+# A launch is the same whatever autograd, autocast or the Python TLS keys say: let them
+# fall through to the rules above.
+_FALLTHROUGH_KEYS = [
+    DispatchKey.PythonDispatcher,
+    DispatchKey.PythonTLSSnapshot,
+    DispatchKey.ADInplaceOrView,
+    DispatchKey.BackendSelect,
+    DispatchKey.AutocastCPU,
+    DispatchKey.AutocastCUDA,
+    DispatchKey.AutogradCPU,
+    DispatchKey.AutogradCUDA,
+]
+for _hop in (triton_kernel_wrapper_mutation, triton_kernel_wrapper_functional):
+    for _key in _FALLTHROUGH_KEYS:
+        _hop.fallthrough(_key)

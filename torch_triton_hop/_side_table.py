@@ -1,0 +1,254 @@
+"""The kernel side table: what graph nodes refer to but cannot hold.
+
+An FX graph can hold ints, strings, tensors and SymInts, not triton kernels or
+``tl.float16``. Graph nodes therefore name a kernel by a *stable key* and carry
+non-graphable constants as a *constants key*; this table maps both back.
+
+# [Note: Stable kernel keys]
+# TL;DR: a key is "module:qualname@digest", where digest hashes the kernel's source
+# (with the @triton.jit helpers it calls) and every autotune / heuristics layer.
+# Context: torch's side table hands out process-local counters (kernel_idx=0), so an
+# exported program saved in one process names nothing in another, and snapshots
+# depend on test order. With a stable key a fresh process imports `module`, looks up
+# `qualname` and checks the digest: a changed kernel is never mistaken for the old
+# one, and a kernel that cannot be imported fails with an error naming it.
+#
+# [Note: Constants keys]
+# TL;DR: constants are keyed by their canonical JSON text, e.g. '{"ACT":null}'.
+# The key is the content, so a million calls with the same constants add nothing,
+# and it decodes in any process. Values JSON cannot spell (arbitrary objects) get an
+# "in-process:" key that works only where it was made.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import importlib
+import inspect
+import json
+import threading
+from typing import Any
+
+from . import _compat
+from .errors import KernelResolutionError
+
+__all__ = ["KernelSideTable", "kernel_side_table", "compute_kernel_key"]
+
+# Objects that wrap a triton kernel (our TritonKernelWrapper) expose it under this name,
+# so the side table can resolve them without importing the wrapper module.
+WRAPPED_KERNEL_ATTRIBUTE = "__wrapped_triton_kernel__"
+
+_IN_PROCESS_PREFIX = "in-process:"
+_LAUNCHER_CACHE_SIZE = 256
+
+
+def unwrap_user_object(obj: Any) -> Any:
+    return getattr(obj, WRAPPED_KERNEL_ATTRIBUTE, obj)
+
+
+def base_kernel(kernel: Any) -> Any:
+    """The JITFunction / InterpretedFunction under any wrap_triton / autotune / heuristics layers."""
+    kernel = unwrap_user_object(kernel)
+    while not _compat.is_base_kernel(kernel):
+        kernel = kernel.fn
+    return kernel
+
+
+def _function_fingerprint(fn: Any) -> str:
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):
+        code = getattr(fn, "__code__", None)
+        return code.co_code.hex() if code is not None else repr(fn)
+
+
+def _jit_sources(kernel: Any, seen: set[int]) -> list[str]:
+    """The kernel's source followed by the sources of the @triton.jit functions it calls."""
+    if id(kernel) in seen:
+        return []
+    seen.add(id(kernel))
+    fn = _compat.python_function(kernel)
+    sources = [_compat.kernel_source(kernel)]
+    for name in sorted(set(fn.__code__.co_names)):
+        dependency = fn.__globals__.get(name)
+        if _compat.is_base_kernel(dependency):
+            sources.extend(_jit_sources(dependency, seen))
+    return sources
+
+
+def _layer_description(layer: Any) -> str:
+    if isinstance(layer, _compat.Autotuner):
+        options = _compat.autotuner_options(layer)
+        options.pop("do_bench", None)
+        return "autotune " + json.dumps(
+            {
+                "configs": [_compat.config_fields(c) for c in layer.configs],
+                "options": options,
+                "top_k": _compat.autotuner_top_k(layer),
+                "prune": [_function_fingerprint(f) for f in (layer.early_config_prune, layer.perf_model) if f],
+            },
+            sort_keys=True,
+            default=repr,
+        )
+    if isinstance(layer, _compat.Heuristics):
+        return "heuristics " + json.dumps(
+            {name: _function_fingerprint(fn) for name, fn in layer.values.items()}, sort_keys=True
+        )
+    return "jit " + "\n".join(_jit_sources(layer, set()))
+
+
+def compute_kernel_key(kernel: Any) -> str:
+    """The stable key of a triton kernel object. See [Note: Stable kernel keys]."""
+    digest = hashlib.sha256()
+    writes = getattr(kernel, "writes", None)
+    if writes is not None:  # wrap_triton(kernel, writes=...) declares different semantics
+        digest.update(("writes " + ",".join(writes)).encode())
+    layer = unwrap_user_object(kernel)
+    while True:
+        digest.update(_layer_description(layer).encode())
+        if _compat.is_base_kernel(layer):
+            break
+        layer = layer.fn
+    fn = _compat.python_function(layer)
+    return f"{fn.__module__}:{fn.__qualname__}@{digest.hexdigest()[:16]}"
+
+
+# --- constants -----------------------------------------------------------------------
+
+def _encode_value(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if _compat.is_triton_dtype(value):
+        return {"tl.dtype": str(value)}
+    raise TypeError(type(value).__name__)
+
+
+def _decode_value(value: Any) -> Any:
+    if isinstance(value, dict):
+        return _compat.triton_dtype_from_name(value["tl.dtype"])
+    return value
+
+
+class KernelSideTable:
+    """Maps stable kernel keys to kernels and constants keys to constants. Thread-safe.
+
+    Example::
+
+        >>> key = kernel_side_table.add_kernel(add_kernel)   # doctest: +SKIP
+        >>> key                                               # doctest: +SKIP
+        'my_model.kernels:add_kernel@3f2a9c0d1b7e4a55'
+        >>> kernel_side_table.get_kernel(key) is add_kernel   # doctest: +SKIP
+        True
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget everything (for tests); kernels are re-resolved by import on demand."""
+        with self._lock:
+            self._kernels: dict[str, Any] = {}
+            self._key_by_id: dict[int, str] = {}
+            self._constants: dict[str, dict[str, Any]] = {}
+            self._launchers: collections.OrderedDict[Any, Any] = collections.OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._kernels) + len(self._constants)
+
+    # kernels
+    def add_kernel(self, kernel: Any) -> str:
+        key = self._key_by_id.get(id(kernel))
+        if key is not None:
+            return key
+        key = compute_kernel_key(kernel)
+        with self._lock:
+            known = self._kernels.setdefault(key, kernel)
+            if known is kernel:
+                self._key_by_id[id(kernel)] = key
+        return key
+
+    def get_kernel(self, key: str) -> Any:
+        kernel = self._kernels.get(key)
+        if kernel is None:
+            kernel = self._resolve_by_import(key)
+            with self._lock:
+                kernel = self._kernels.setdefault(key, kernel)
+                self._key_by_id[id(kernel)] = key
+        return kernel
+
+    def _resolve_by_import(self, key: str) -> Any:
+        module_name, _, rest = key.partition(":")
+        qualname = rest.rpartition("@")[0]
+        hint = (
+            "Import the module that defines it before loading the program, and make sure the "
+            "kernel is defined at module level (not in __main__ or inside a function)"
+        )
+        if "<locals>" in qualname or module_name == "__main__":
+            raise KernelResolutionError(
+                f"wrap_triton: cannot resolve kernel {key!r}: it was defined in "
+                f"{'a local scope' if '<locals>' in qualname else '__main__'}, which another process "
+                f"cannot import. {hint}."
+            )
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as e:
+            raise KernelResolutionError(f"wrap_triton: cannot resolve kernel {key!r}: {e}. {hint}.") from e
+        candidates = []
+        obj: Any = module
+        for part in qualname.split("."):
+            obj = getattr(obj, part, None)
+        if obj is not None:
+            candidates.append(obj)
+        candidates.extend(vars(module).values())  # a kernel bound to another name, e.g. k2 = autotune(...)(k)
+        for candidate in candidates:
+            if _compat.is_triton_kernel(unwrap_user_object(candidate)) and compute_kernel_key(candidate) == key:
+                return candidate
+        raise KernelResolutionError(
+            f"wrap_triton: cannot resolve kernel {key!r}: module {module_name!r} has no kernel "
+            f"{qualname!r} with this source and these autotune configs. The kernel changed since the "
+            "program was saved; re-export it with the current kernel."
+        )
+
+    # constants
+    def add_constants(self, constants: dict[str, Any]) -> str:
+        """Key for a dict of non-graphable constants. See [Note: Constants keys]."""
+        try:
+            key = json.dumps({k: _encode_value(v) for k, v in constants.items()}, sort_keys=True,
+                             separators=(",", ":"))
+        except TypeError:
+            text = repr(sorted(constants.items(), key=lambda item: item[0]))
+            key = _IN_PROCESS_PREFIX + hashlib.sha256(text.encode()).hexdigest()[:16]
+        if key not in self._constants:
+            with self._lock:
+                self._constants.setdefault(key, dict(constants))
+        return key
+
+    def get_constants(self, key: str) -> dict[str, Any]:
+        constants = self._constants.get(key)
+        if constants is not None:
+            return constants
+        if key.startswith(_IN_PROCESS_PREFIX):
+            raise KernelResolutionError(
+                f"wrap_triton: constant arguments {key!r} were recorded in another process and "
+                "cannot be rebuilt here. Pass only None, bool, int, float, str or triton dtypes "
+                "as non-tensor kernel arguments of programs you save."
+            )
+        constants = {k: _decode_value(v) for k, v in json.loads(key).items()}
+        with self._lock:
+            return self._constants.setdefault(key, constants)
+
+    # launchers: rebuilt autotuners, bounded because they can always be rebuilt
+    def cached_launcher(self, cache_key: Any, build: Any) -> Any:
+        launcher = self._launchers.get(cache_key)
+        if launcher is None:
+            launcher = build()
+            with self._lock:
+                self._launchers[cache_key] = launcher
+                while len(self._launchers) > _LAUNCHER_CACHE_SIZE:
+                    self._launchers.popitem(last=False)
+        return launcher
+
+
+kernel_side_table = KernelSideTable()

@@ -1,0 +1,157 @@
+"""``wrap_triton``: the user-facing wrapper, and its eager fast path."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Iterable
+
+import torch
+
+from . import _compat
+from ._hopifier import tracing_hopifier
+from ._side_table import WRAPPED_KERNEL_ATTRIBUTE
+from .errors import raise_unsupported
+
+__all__ = ["wrap_triton", "TritonKernelWrapper"]
+
+
+def _launch_directly(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """True when nothing could intercept the launch, so the HOP dispatch can be skipped.
+
+    # [Note: Eager fast path]
+    # TL;DR: a HOP dispatch costs ~100 us per call; these checks cost well under 1 us.
+    # A mode (make_fx's proxy mode, FakeTensorMode, FunctionalTensorMode, any
+    # TorchFunctionMode), functorch transforms, or a tensor that is a subclass, a
+    # functional or a batched tensor could each want to see the call, so any of them
+    # sends it through the HOP. Dynamo never gets here: it captures the call itself.
+    """
+    if _compat.dispatch_mode_stack_depth() or _compat.torch_function_mode_enabled():
+        return False
+    for value in itertools.chain(args, kwargs.values()):
+        if isinstance(value, torch.Tensor) and (
+            type(value) is not torch.Tensor and type(value) is not torch.nn.Parameter
+            or _compat.is_functional_tensor(value)
+            or _compat.is_functorch_wrapped_tensor(value)
+        ):
+            return False
+    return True
+
+
+class TritonKernelWrapper:
+    """A triton kernel that make_fx, torch.export and torch.compile can capture.
+
+    Made by :func:`wrap_triton`; call it like the kernel it wraps.
+    """
+
+    __slots__ = ("kernel", "writes", "__weakref__")
+
+    def __init__(self, kernel: Any, writes: Iterable[str] | None = None) -> None:
+        self.kernel = kernel
+        self.writes = None if writes is None else tuple(writes)
+
+    @property
+    def __wrapped_triton_kernel__(self) -> Any:
+        return self.kernel
+
+    def __getitem__(self, grid: Any) -> "_GriddedKernel":
+        return _GriddedKernel(self, grid)
+
+    def run(self, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any) -> Any:
+        if not warmup and _launch_directly(args, kwargs):
+            return self.kernel.run(*args, grid=grid, warmup=warmup, **kwargs)
+        return tracing_hopifier.call_run(self, args, {"grid": grid, "warmup": warmup, **kwargs})
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise_unsupported("a wrapped kernel was called without a grid", fix="Call it as kernel[grid](...)")
+
+    def __getattr__(self, name: str) -> Any:
+        # arg_names, fn, configs, ...: behave like the kernel for code that inspects it.
+        return getattr(self.kernel, name)
+
+    def __repr__(self) -> str:
+        return f"wrap_triton({self.kernel!r})"
+
+
+class _GriddedKernel:
+    __slots__ = ("wrapper", "grid")
+
+    def __init__(self, wrapper: TritonKernelWrapper, grid: Any) -> None:
+        self.wrapper = wrapper
+        self.grid = grid
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _launch_directly(args, kwargs):
+            return self.wrapper.kernel[self.grid](*args, **kwargs)
+        return tracing_hopifier.call_triton_kernel(self.wrapper, self.grid, args, kwargs)
+
+
+def wrap_triton(kernel: Any = None, /, *, writes: Iterable[str] | None = None) -> Any:
+    """Make a triton kernel capturable by make_fx, torch.export and torch.compile.
+
+    Use it as a call or as a decorator on top of ``@triton.jit``, ``@triton.autotune`` or
+    ``@triton.heuristics``. Call the result as you would the kernel:
+    ``k[grid](*args, **kwargs)`` or ``k.run(*args, grid=grid, **kwargs)``. Outside any
+    tracing it launches the kernel directly (microseconds of overhead); under tracing
+    it records one ``user_triton_kernel_mutation`` node.
+
+    Prefer it over ``torch.library.triton_op`` when you want the kernel call itself in the
+    graph without declaring a custom operator's schema; its mutations are found by
+    analysing the kernel.
+
+    Args:
+        kernel: a ``@triton.jit`` kernel (a JITFunction, or an InterpretedFunction under
+            ``TRITON_INTERPRET=1``), optionally under ``@triton.autotune`` /
+            ``@triton.heuristics``.
+        writes: the names of the tensor arguments the kernel writes. Skips the TTIR
+            analysis; use it when the analysis falls back (it warns) or to be explicit.
+
+    Raises:
+        UnsupportedTritonKernelError: ``kernel`` is not a triton kernel, or ``writes``
+            names something that is not a parameter of it.
+
+    Example::
+
+        >>> import os; os.environ["TRITON_INTERPRET"] = "1"   # CPU: run on the interpreter
+        >>> import torch, triton, triton.language as tl
+        >>> from torch.fx.experimental.proxy_tensor import make_fx
+        >>> from torch_triton_hop import wrap_triton
+        >>> @wrap_triton
+        ... @triton.jit
+        ... def add_one(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        ...     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        ...     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+        >>> def f(x):
+        ...     out = torch.empty_like(x)
+        ...     add_one[(triton.cdiv(x.numel(), 16),)](x, out, x.numel(), BLOCK=16)
+        ...     return out
+        >>> print(make_fx(f)(torch.zeros(8)).code.strip())  # doctest: +SKIP
+    """
+    if kernel is None:
+        return lambda k: wrap_triton(k, writes=writes)
+    if isinstance(kernel, TritonKernelWrapper):
+        return kernel if writes is None else TritonKernelWrapper(kernel.kernel, _checked_writes(kernel.kernel, writes))
+    if not _compat.is_triton_kernel(kernel):
+        raise_unsupported(
+            "wrap_triton expects a @triton.jit kernel, optionally under @triton.autotune / "
+            "@triton.heuristics", type(kernel).__name__,
+            fix="Decorate the function with @triton.jit first",
+        )
+    return TritonKernelWrapper(kernel, None if writes is None else _checked_writes(kernel, writes))
+
+
+def _checked_writes(kernel: Any, writes: Iterable[str]) -> tuple[str, ...]:
+    from ._side_table import base_kernel
+
+    writes = tuple([writes] if isinstance(writes, str) else writes)
+    params = {p.name: p for p in _compat.kernel_params(base_kernel(kernel))}
+    bad = [name for name in writes if name not in params or params[name].is_constexpr]
+    if bad:
+        raise_unsupported(
+            f"writes= names {bad}, which are not tensor parameters of the kernel", writes,
+            fix=f"Use names from {[n for n, p in params.items() if not p.is_constexpr]}",
+        )
+    return writes
+
+
+wrap_triton.__module__ = "torch_triton_hop"
+TritonKernelWrapper.__module__ = "torch_triton_hop"
