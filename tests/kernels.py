@@ -139,7 +139,7 @@ def pointer_compare_kernel(a_ptr, b_ptr, x_ptr, out_ptr, n_elements, BLOCK: tl.c
     mask = offs < n_elements
     x = tl.load(x_ptr + offs, mask=mask)
     # a_ptr / b_ptr are only compared as addresses; their memory is never touched
-    if a_ptr == b_ptr:
+    if a_ptr.to(tl.int64) == b_ptr.to(tl.int64):
         x = x * 2.0
     tl.store(out_ptr + offs, x, mask=mask)
 
@@ -179,10 +179,8 @@ def pointer_shape_ops_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr):
     in_ptrs = tl.reshape(x_ptr + offs, (R, C))
     in_ptrs_t = tl.trans(in_ptrs)                                  # (C, R) block of pointers
     vals = tl.load(in_ptrs_t)
-    row = tl.expand_dims(tl.arange(0, C), 1)
-    col = tl.expand_dims(tl.arange(0, R), 0)
-    out_base = tl.broadcast_to(tl.expand_dims(out_ptr + row * R, 1), (C, 1))
-    out_ptrs = tl.reshape(out_base, (C, 1)) + col
+    out_rows = tl.expand_dims(out_ptr + tl.arange(0, C) * R, 1)     # (C, 1) pointers
+    out_ptrs = tl.broadcast_to(out_rows, (C, R)) + tl.expand_dims(tl.arange(0, R), 0)
     tl.store(out_ptrs, vals)
 
 
@@ -333,7 +331,10 @@ def _runtime_pick_ptr(a, b, flag):
 
 
 @triton.jit(noinline=True)
-def _noinline_copy(src_ptr, dst_ptr, offs, mask):
+def _noinline_copy(src_ptr, dst_ptr, start, n_elements, BLOCK: tl.constexpr):
+    # noinline functions may only take scalars (pointers, ints, constexprs)
+    offs = start + tl.arange(0, BLOCK)
+    mask = offs < n_elements
     v = tl.load(src_ptr + offs, mask=mask)
     tl.store(dst_ptr + offs, v + 0.5, mask=mask)
 
@@ -388,9 +389,7 @@ def helper_runtime_pick_kernel(src_ptr, a_ptr, b_ptr, flag, n_elements, BLOCK: t
 
 @triton.jit
 def helper_noinline_kernel(x_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n_elements
-    _noinline_copy(x_ptr, out_ptr, offs, mask)
+    _noinline_copy(x_ptr, out_ptr, tl.program_id(0) * BLOCK, n_elements, BLOCK)
 
 
 # --------------------------------------------------------------------------------------
@@ -645,55 +644,6 @@ def associative_scan_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
 
 
 # --------------------------------------------------------------------------------------
-# block pointers
-# --------------------------------------------------------------------------------------
-
-@triton.jit
-def block_ptr_add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
-    start = tl.program_id(0) * BLOCK
-    xb = tl.make_block_ptr(base=x_ptr, shape=[n_elements], strides=[1], offsets=[start],
-                           block_shape=[BLOCK], order=[0])
-    yb = tl.make_block_ptr(base=y_ptr, shape=[n_elements], strides=[1], offsets=[start],
-                           block_shape=[BLOCK], order=[0])
-    ob = tl.make_block_ptr(base=out_ptr, shape=[n_elements], strides=[1], offsets=[start],
-                           block_shape=[BLOCK], order=[0])
-    x = tl.load(xb, boundary_check=[0])
-    y = tl.load(yb, boundary_check=[0])
-    tl.store(ob, x + y, boundary_check=[0])
-
-
-@triton.jit
-def block_ptr_advance_kernel(x_ptr, out_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    pid = tl.program_id(0)
-    xb = tl.make_block_ptr(base=x_ptr, shape=[M, N], strides=[stride_m, 1], offsets=[pid * BLOCK_M, 0],
-                           block_shape=[BLOCK_M, BLOCK_N], order=[1, 0])
-    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-    for _ in range(0, N, BLOCK_N):
-        acc += tl.load(xb, boundary_check=[0, 1], padding_option="zero")
-        xb = tl.advance(xb, [0, BLOCK_N])
-    ob = tl.make_block_ptr(base=out_ptr, shape=[M, BLOCK_N], strides=[BLOCK_N, 1], offsets=[pid * BLOCK_M, 0],
-                           block_shape=[BLOCK_M, BLOCK_N], order=[1, 0])
-    tl.store(ob, acc, boundary_check=[0])
-
-
-@triton.jit
-def block_ptr_inplace_kernel(x_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    xb = tl.make_block_ptr(base=x_ptr, shape=[M, N], strides=[N, 1], offsets=[tl.program_id(0) * BLOCK_M, 0],
-                           block_shape=[BLOCK_M, BLOCK_N], order=[1, 0])
-    v = tl.load(xb, boundary_check=[0, 1], padding_option="zero")
-    tl.store(xb, v + 1.0, boundary_check=[0, 1])
-
-
-@triton.jit
-def block_ptr_store_only_kernel(out_ptr, n_elements, BLOCK: tl.constexpr):
-    ob = tl.make_block_ptr(base=out_ptr, shape=[n_elements], strides=[1], offsets=[0],
-                           block_shape=[BLOCK], order=[0])
-    for i in range(0, n_elements, BLOCK):
-        tl.store(ob, tl.full([BLOCK], 7.0, tl.float32) + i, boundary_check=[0])
-        ob = tl.advance(ob, [BLOCK])
-
-
-# --------------------------------------------------------------------------------------
 # device-side tensor descriptors
 # --------------------------------------------------------------------------------------
 
@@ -718,6 +668,60 @@ def tensor_desc_inplace_kernel(x_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.c
     desc = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
     om = tl.program_id(0) * BLOCK_M
     desc.store([om, 0], desc.load([om, 0]) * 3.0)
+
+
+@triton.jit
+def tensor_desc_loop_kernel(x_ptr, out_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    # replaces make_block_ptr + tl.advance (block pointers were removed in triton 3.9):
+    # the offsets move through the row in a loop; the last block is partly out of bounds (zero padded)
+    xd = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
+    od = tl.make_tensor_descriptor(out_ptr, shape=[M, BLOCK_N], strides=[BLOCK_N, 1], block_shape=[BLOCK_M, BLOCK_N])
+    om = tl.program_id(0) * BLOCK_M
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for on in range(0, N, BLOCK_N):
+        acc += xd.load([om, on])
+    od.store([om, 0], acc)
+
+
+@triton.jit
+def _desc_scale(desc, om, factor):
+    desc.store([om, 0], desc.load([om, 0]) * factor)
+
+
+@triton.jit
+def tensor_desc_helper_kernel(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    xd = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
+    yd = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
+    om = tl.program_id(0) * BLOCK_M
+    _desc_scale(yd, om, 2.0)
+    v = tl.load_tensor_descriptor(xd, [om, 0])         # free-function forms
+    tl.store_tensor_descriptor(yd, [om, 0], tl.load_tensor_descriptor(yd, [om, 0]) + v)
+
+
+@triton.jit
+def tensor_desc_runtime_base_kernel(src_ptr, a_ptr, b_ptr, flag, M, N, BLOCK_M: tl.constexpr,
+                                    BLOCK_N: tl.constexpr):
+    base = a_ptr if flag > 0 else b_ptr
+    sd = tl.make_tensor_descriptor(src_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
+    dd = tl.make_tensor_descriptor(base, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
+    om = tl.program_id(0) * BLOCK_M
+    dd.store([om, 0], sd.load([om, 0]))
+
+
+@triton.jit
+def tensor_desc_atomic_add_kernel(x_ptr, acc_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    xd = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
+    ad = tl.make_tensor_descriptor(acc_ptr, shape=[BLOCK_M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
+    ad.atomic_add([0, 0], xd.load([tl.program_id(0) * BLOCK_M, 0]))
+
+
+@triton.jit
+def atomic_load_store_kernel(flag_ptr, x_ptr, out_ptr, done_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    f = tl.atomic_load(flag_ptr, sem="acquire")
+    x = tl.atomic_load(x_ptr + offs, sem="relaxed")
+    tl.atomic_store(out_ptr + offs, x * f, sem="relaxed")
+    tl.atomic_store(done_ptr, f + 1, sem="release")
 
 
 # --------------------------------------------------------------------------------------
@@ -788,9 +792,19 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
 # autotune / heuristics
 # --------------------------------------------------------------------------------------
 
+def _wallclock_bench(kernel_call, quantiles):
+    """Crude benchmark so autotuning also works without a GPU driver (e.g. under TRITON_INTERPRET=1)."""
+    import time
+    t0 = time.perf_counter()
+    kernel_call()
+    t = (time.perf_counter() - t0) * 1e3
+    return [t for _ in quantiles] if quantiles else t
+
+
 @triton.autotune(
     configs=[triton.Config({"BLOCK": 16}, num_warps=1), triton.Config({"BLOCK": 32}, num_warps=2)],
     key=["n_elements"],
+    do_bench=_wallclock_bench,
 )
 @triton.jit
 def autotuned_add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
@@ -815,6 +829,7 @@ def heuristics_kernel(x_ptr, out_ptr, n_elements, BLOCK: tl.constexpr, EVEN_N: t
 @triton.autotune(
     configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64})],
     key=["n_elements"],
+    do_bench=_wallclock_bench,
 )
 @triton.heuristics({"HAS_BIAS": lambda args: args["bias_ptr"] is not None})
 @triton.jit
@@ -1081,8 +1096,10 @@ CASES: list[Case] = [
          ("lock_ptr", "x_ptr", "acc_ptr"), ("lock_ptr", "acc_ptr"), grid=(4,),
          note="spin lock: atomic_cas in a while condition, atomic_xchg release"),
     Case("atomic_xchg", atomic_xchg_kernel,
-         lambda: dict(x_ptr=_randn(N, 1), buf_ptr=_randn(N, 2), old_ptr=_zeros(N), n_elements=N, BLOCK=32),
-         ("x_ptr", "buf_ptr"), ("buf_ptr", "old_ptr"), grid=(4,), note="tl.atomic_xchg returning the old values"),
+         lambda: dict(x_ptr=_randint(N, -100, 100, 1), buf_ptr=_randint(N, -100, 100, 2),
+                      old_ptr=torch.zeros(N, dtype=torch.int32), n_elements=N, BLOCK=32),
+         ("x_ptr", "buf_ptr"), ("buf_ptr", "old_ptr"), grid=(4,),
+         note="tl.atomic_xchg returning the old values (int32: the interpreter rejects fp32 xchg)"),
     Case("atomic_bitwise", atomic_bitwise_kernel,
          lambda: dict(bits_ptr=_randint(64, 0, 1 << 20, 27), or_ptr=torch.zeros(4, dtype=torch.int32),
                       and_ptr=torch.full((4,), -1, dtype=torch.int32), xor_ptr=torch.zeros(4, dtype=torch.int32),
@@ -1110,21 +1127,6 @@ CASES: list[Case] = [
          lambda: dict(x_ptr=_randn(64, 33), out_ptr=_zeros(64), BLOCK=64),
          ("x_ptr",), ("out_ptr",), note="tl.associative_scan with a custom combine function (running max)"),
 
-    # ---- block pointers ---------------------------------------------------------------------------
-    Case("block_ptr_add", block_ptr_add_kernel,
-         lambda: dict(x_ptr=_randn(100, 1), y_ptr=_randn(100, 2), out_ptr=_zeros(100), n_elements=100, BLOCK=32),
-         ("x_ptr", "y_ptr"), ("out_ptr",), grid=(4,), note="make_block_ptr load/load/store with boundary_check"),
-    Case("block_ptr_advance_loop", block_ptr_advance_kernel,
-         lambda: dict(x_ptr=_randn(0, 34, 24, 64), out_ptr=torch.zeros(24, 16), M=24, N=64, stride_m=64,
-                      BLOCK_M=16, BLOCK_N=16),
-         ("x_ptr",), ("out_ptr",), grid=(2,), note="block pointer advanced with tl.advance in a loop, zero padding"),
-    Case("block_ptr_inplace", block_ptr_inplace_kernel,
-         lambda: dict(x_ptr=_randn(0, 35, 20, 12), M=20, N=12, BLOCK_M=16, BLOCK_N=16),
-         ("x_ptr",), ("x_ptr",), grid=(2,), note="same block pointer loaded and stored"),
-    Case("block_ptr_store_only", block_ptr_store_only_kernel,
-         lambda: dict(out_ptr=_zeros(100), n_elements=100, BLOCK=32),
-         (), ("out_ptr",), note="block-pointer stores only, pointer advanced in a runtime loop"),
-
     # ---- device-side tensor descriptors -----------------------------------------------------------
     Case("tensor_descriptor_add", tensor_desc_add_kernel,
          lambda: dict(a_ptr=_randn(0, 36, 32, 32), b_ptr=_randn(0, 37, 32, 32), c_ptr=torch.zeros(32, 32),
@@ -1136,6 +1138,29 @@ CASES: list[Case] = [
     Case("tensor_descriptor_inplace", tensor_desc_inplace_kernel,
          lambda: dict(x_ptr=_randn(0, 38, 32, 16), M=32, N=16, BLOCK_M=16, BLOCK_N=16),
          ("x_ptr",), ("x_ptr",), grid=(2,), note="one descriptor loaded and stored"),
+
+    Case("tensor_descriptor_loop_oob", tensor_desc_loop_kernel,
+         lambda: dict(x_ptr=_randn(0, 34, 24, 40), out_ptr=torch.zeros(24, 16), M=24, N=40, BLOCK_M=16, BLOCK_N=16),
+         ("x_ptr",), ("out_ptr",), grid=(2,),
+         note="descriptor loads at offsets moving in a loop, partly out of bounds (block_ptr+advance replacement)"),
+    Case("tensor_descriptor_in_helper", tensor_desc_helper_kernel,
+         lambda: dict(x_ptr=_randn(0, 52, 32, 16), y_ptr=_randn(0, 53, 32, 16), M=32, N=16, BLOCK_M=16, BLOCK_N=16),
+         ("x_ptr", "y_ptr"), ("y_ptr",), grid=(2,),
+         note="descriptor passed to a helper that loads+stores; tl.load/store_tensor_descriptor forms"),
+    Case("tensor_descriptor_runtime_base", tensor_desc_runtime_base_kernel,
+         lambda: dict(src_ptr=_randn(0, 54, 32, 16), a_ptr=torch.zeros(32, 16), b_ptr=torch.zeros(32, 16), flag=2,
+                      M=32, N=16, BLOCK_M=16, BLOCK_N=16),
+         ("src_ptr",), ("a_ptr", "b_ptr"), grid=(2,),
+         note="descriptor built on a base pointer chosen at runtime: both candidates may be written"),
+    Case("tensor_descriptor_atomic_add", tensor_desc_atomic_add_kernel,
+         lambda: dict(x_ptr=_randn(0, 55, 32, 16), acc_ptr=torch.zeros(16, 16), M=32, N=16, BLOCK_M=16, BLOCK_N=16),
+         ("x_ptr", "acc_ptr"), ("acc_ptr",), grid=(2,), interpretable=False,
+         note="desc.atomic_add (tt.descriptor_reduce; the interpreter has no descriptor reduce)"),
+    Case("atomic_load_store", atomic_load_store_kernel,
+         lambda: dict(flag_ptr=torch.tensor([2.0]), x_ptr=_randn(32, 56), out_ptr=_zeros(32), done_ptr=_zeros(1),
+                      BLOCK=32),
+         ("flag_ptr", "x_ptr"), ("out_ptr", "done_ptr"),
+         note="tl.atomic_load (read only) and tl.atomic_store (write only)"),
 
     # ---- DAGs, inline asm, dot ---------------------------------------------------------------------
     Case("shared_value_dag", shared_value_dag_kernel,

@@ -190,3 +190,34 @@ def is_triton_dtype(value: Any) -> bool:
 
 def triton_dtype_from_name(name: str) -> Any:
     return triton.language.dtype(name)
+
+
+# --- dynamo --------------------------------------------------------------------------
+# torch 2.11-2.13: Dynamo looks HOP instances up by name in
+# torch._dynamo.variables.higher_order_ops._hop_name_to_variable_class; registering a
+# TorchHigherOrderOperatorVariable subclass there is the one hook it offers a HOP.
+
+
+def dynamo_variables() -> Any:
+    import torch._dynamo.variables as variables
+
+    return variables
+
+
+def dynamo_unimplemented(*, gb_type: str, explanation: str) -> Any:
+    from torch._dynamo.exc import unimplemented
+
+    unimplemented(gb_type=gb_type, context="", explanation=explanation, hints=[])
+
+
+def register_dynamo_hop_handler(hop: HigherOrderOperator, call_function: Any) -> None:
+    from torch._dynamo.variables import higher_order_ops
+
+    class _Variable(higher_order_ops.TorchHigherOrderOperatorVariable):
+        _HOP_NAME = hop.__name__
+
+        def call_function(self, tx: Any, args: Any, kwargs: Any) -> Any:
+            return call_function(tx, list(args), dict(kwargs))
+
+    _Variable.__name__ = f"{hop.__name__}_variable"
+    higher_order_ops._hop_name_to_variable_class[hop.__name__] = _Variable

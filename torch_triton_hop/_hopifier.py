@@ -62,6 +62,10 @@ class TritonHOPifier:
     def is_graphable(self, value: Any) -> bool:
         raise NotImplementedError
 
+    def constant_value(self, value: Any) -> Any:
+        """A non-graphable argument (None, a triton dtype, ...) as a plain Python value."""
+        return value
+
     def call_HOP(self, *, kernel: str, constant_args: str, configs: str, grids: list, kwargs: dict) -> Any:
         raise NotImplementedError
 
@@ -124,7 +128,7 @@ class TritonHOPifier:
             self.raise_unsupported(f"missing kernel arguments {missing}", fix="Pass every kernel parameter")
 
         graphable = {k: v for k, v in combined.items() if self.is_graphable(v)}
-        constants = {k: v for k, v in combined.items() if k not in graphable}
+        constants = {k: self.constant_value(v) for k, v in combined.items() if k not in graphable}
         return self.call_HOP(
             kernel=kernel_side_table.add_kernel(kernel),
             constant_args=kernel_side_table.add_constants(constants),

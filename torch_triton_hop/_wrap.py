@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Any, Iterable
 
 import torch
 
 from . import _compat
+from ._dynamo import dynamo_entry
 from ._hopifier import tracing_hopifier
 from ._side_table import WRAPPED_KERNEL_ATTRIBUTE
 from .errors import raise_unsupported
@@ -43,8 +45,6 @@ class TritonKernelWrapper:
     Made by :func:`wrap_triton`; call it like the kernel it wraps.
     """
 
-    __slots__ = ("kernel", "writes", "__weakref__")
-
     def __init__(self, kernel: Any, writes: Iterable[str] | None = None) -> None:
         self.kernel = kernel
         self.writes = None if writes is None else tuple(writes)
@@ -53,10 +53,14 @@ class TritonKernelWrapper:
     def __wrapped_triton_kernel__(self) -> Any:
         return self.kernel
 
-    def __getitem__(self, grid: Any) -> "_GriddedKernel":
+    def __getitem__(self, grid: Any) -> Any:
+        if torch.compiler.is_dynamo_compiling():  # See [Note: How Dynamo meets a wrapped kernel]
+            return functools.partial(dynamo_entry, self, grid)
         return _GriddedKernel(self, grid)
 
     def run(self, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any) -> Any:
+        if torch.compiler.is_dynamo_compiling():
+            return dynamo_entry(self, grid, *args, **kwargs)
         if not warmup and _launch_directly(args, kwargs):
             return self.kernel.run(*args, grid=grid, warmup=warmup, **kwargs)
         return tracing_hopifier.call_run(self, args, {"grid": grid, "warmup": warmup, **kwargs})
@@ -66,6 +70,8 @@ class TritonKernelWrapper:
 
     def __getattr__(self, name: str) -> Any:
         # arg_names, fn, configs, ...: behave like the kernel for code that inspects it.
+        if name.startswith("__") or name in ("kernel", "writes"):
+            raise AttributeError(name)
         return getattr(self.kernel, name)
 
     def __repr__(self) -> str:

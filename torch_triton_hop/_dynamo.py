@@ -1,0 +1,182 @@
+"""Dynamo integration: torch.compile and strict torch.export capture wrapped kernels.
+
+# [Note: How Dynamo meets a wrapped kernel]
+# TL;DR: under Dynamo, ``wrapper[grid]`` returns ``partial(dynamo_entry, wrapper, grid)``
+# and ``wrapper.run`` calls ``dynamo_entry`` directly. ``dynamo_entry`` is a marker
+# HigherOrderOperator: Dynamo hands calls of it to ``_EntryVariable`` (registered
+# below), which runs the shared TritonHOPifier orchestration with Dynamo's values and
+# writes one ``user_triton_kernel_mutation`` node into the Dynamo graph. AOTAutograd
+# then functionalizes it with the rules in _hops.py, like any make_fx trace.
+# Context: Dynamo would otherwise inline our Python and triton's autotuner, and
+# graph-break inside triton. Grid lambdas are traced by Dynamo (they build SymInt
+# expressions); heuristics and pruning functions run on example values (fake tensors,
+# SymInts, whose use adds shape guards), as in make_fx.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NoReturn
+
+import torch
+
+from . import _compat
+from ._hopifier import TritonHOPifier
+from ._hops import triton_kernel_wrapper_mutation
+from .errors import UnsupportedTritonKernelError, raise_unsupported
+
+__all__ = ["dynamo_entry", "DynamoTritonHOPifier"]
+
+
+class _DynamoEntry(_compat.HigherOrderOperator):
+    """Marker that Dynamo recognises; called outside Dynamo it just runs the call."""
+
+    def __init__(self) -> None:
+        super().__init__("torch_triton_hop_dynamo_entry")
+
+    def __call__(self, wrapper: Any, grid: Any, *args: Any, **kwargs: Any) -> Any:
+        return wrapper[grid](*args, **kwargs)
+
+
+dynamo_entry = _DynamoEntry()
+
+
+def _example_value(value: Any) -> Any:
+    """A VariableTracker as a plain value: constants, fake tensors, SymInts; recursively."""
+    vt = _compat.dynamo_variables()
+    if isinstance(value, dict):
+        return {k: _example_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_example_value(v) for v in value)
+    if not isinstance(value, vt.VariableTracker):
+        return value
+    if value.is_python_constant():
+        return value.as_python_constant()
+    if isinstance(value, vt.SymNodeVariable):
+        return value.sym_num
+    if isinstance(value, vt.TensorVariable):
+        return value.as_proxy().node.meta["example_value"]
+    if isinstance(value, vt.BaseListVariable):
+        return type(value.python_type()())(_example_value(v) for v in value.items)
+    return value.as_python_constant()  # raises a clear NotImplementedError for anything else
+
+
+class DynamoTritonHOPifier(TritonHOPifier):
+    """The HOPifier for Dynamo: values are VariableTrackers of the frame being compiled."""
+
+    def __init__(self, tx: Any) -> None:
+        self.tx = tx
+
+    def raise_unsupported(self, what: str, got: Any = None, *, fix: str = "", why: str = "") -> NoReturn:
+        try:
+            raise_unsupported(what, got, fix=fix, why=why)
+        except UnsupportedTritonKernelError as e:
+            _compat.dynamo_unimplemented(gb_type="wrap_triton: unsupported kernel call", explanation=str(e))
+
+    def _build(self, value: Any) -> Any:
+        vt = _compat.dynamo_variables()
+        if isinstance(value, vt.VariableTracker):
+            return value
+        if isinstance(value, dict):
+            return vt.ConstDictVariable({self._build(k): self._build(v) for k, v in value.items()}, dict)
+        return vt.VariableTracker.build(self.tx, value)
+
+    def is_callable(self, value: Any) -> bool:
+        vt = _compat.dynamo_variables()
+        if isinstance(value, vt.VariableTracker):
+            return isinstance(
+                value,
+                (vt.UserFunctionVariable, vt.NestedUserFunctionVariable, vt.UserMethodVariable,
+                 vt.FunctoolsPartialVariable),
+            )
+        return callable(value)
+
+    def call_grid(self, grid: Any, meta: dict[str, Any]) -> Any:
+        if not isinstance(grid, _compat.dynamo_variables().VariableTracker):
+            return grid(_example_value(meta))
+        return grid.call_function(self.tx, [self._build(meta)], {})
+
+    def call_user_defined_fn(self, fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
+        return fn(*_example_value(list(args)), **_example_value(kwargs))
+
+    def as_python_constant(self, value: Any, what: str) -> Any:
+        value = _example_value(value)
+        if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            value = _compat.guard_scalar(value)
+        return value
+
+    def check_grid(self, grid: Any) -> tuple[Any, ...]:
+        vt = _compat.dynamo_variables()
+        if isinstance(grid, vt.BaseListVariable):
+            grid = grid.items
+        if not isinstance(grid, (list, tuple)):
+            self.raise_unsupported(
+                "the grid must be a tuple or list of ints / SymInts, or a callable returning one", grid,
+                fix="Return e.g. (triton.cdiv(n, meta['BLOCK']),)",
+            )
+        items = []
+        for item in grid:
+            if isinstance(item, vt.VariableTracker) and item.is_python_constant():
+                item = item.as_python_constant()
+            if not isinstance(item, (int, vt.SymNodeVariable)):
+                self.raise_unsupported("grid entries must be ints or SymInts", item)
+            items.append(item)
+        return tuple(items)
+
+    def specialize_symbolic(self, value: Any) -> Any:
+        vt = _compat.dynamo_variables()
+        if isinstance(value, vt.SymNodeVariable):
+            return _compat.guard_scalar(value.sym_num)
+        return value
+
+    def is_graphable(self, value: Any) -> bool:
+        vt = _compat.dynamo_variables()
+        if isinstance(value, vt.VariableTracker):
+            if value.is_python_constant():
+                return isinstance(value.as_python_constant(), (bool, int, float))
+            return isinstance(value, (vt.TensorVariable, vt.SymNodeVariable))
+        return isinstance(value, (bool, int, float))
+
+    def constant_value(self, value: Any) -> Any:
+        return _example_value(value)
+
+    def call_HOP(self, *, kernel: str, constant_args: str, configs: str, grids: list, kwargs: dict) -> Any:
+        vt = _compat.dynamo_variables()
+
+        def as_node_arg(value: Any) -> Any:
+            if isinstance(value, vt.VariableTracker):
+                return value.as_python_constant() if value.is_python_constant() else value.as_proxy()
+            return value
+
+        self.tx.output.create_proxy(
+            "call_function",
+            triton_kernel_wrapper_mutation,
+            (),
+            {
+                "kernel": kernel,
+                "constant_args": constant_args,
+                "configs": configs,
+                "grids": [as_node_arg(g) for g in grids],
+                "kwargs": {name: as_node_arg(v) for name, v in kwargs.items()},
+            },
+        )
+        return vt.ConstantVariable.create(None)
+
+
+def _entry_call_function(tx: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    wrapper_vt, grid_vt, *kernel_args = args
+    kernel = wrapper_vt.var_getattr(tx, "kernel")
+    kernel = getattr(kernel, "value", None)
+    if not _compat.is_triton_kernel(kernel):
+        _compat.dynamo_unimplemented(
+            gb_type="wrap_triton: unsupported kernel call",
+            explanation=f"wrap_triton: could not find the triton kernel behind {wrapper_vt}. "
+            "Wrap a kernel defined at module level, or call wrap_triton outside the compiled function.",
+        )
+    writes = wrapper_vt.var_getattr(tx, "writes").as_python_constant()
+    from ._wrap import wrap_triton  # _wrap imports this module
+
+    wrapper = wrap_triton(kernel, writes=writes)
+    return DynamoTritonHOPifier(tx).call_triton_kernel(wrapper, grid_vt, tuple(kernel_args), dict(kwargs))
+
+
+_compat.register_dynamo_hop_handler(dynamo_entry, _entry_call_function)
