@@ -185,6 +185,18 @@ def pointer_shape_ops_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr):
 
 
 @triton.jit
+def hints_and_cache_kernel(x_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
+    tl.assume(n_elements > 0)
+    start = tl.multiple_of(tl.program_id(0) * BLOCK, BLOCK)
+    offs = tl.max_contiguous(start + tl.arange(0, BLOCK), BLOCK)
+    mask = offs < n_elements
+    end = x_ptr + n_elements
+    src = end - n_elements + offs                        # pointer moved forward then back
+    x = tl.load(src, mask=mask, other=0.0, cache_modifier=".cg", eviction_policy="evict_first")
+    tl.store(out_ptr + offs, x, mask=mask, cache_modifier=".cs", eviction_policy="evict_last")
+
+
+@triton.jit
 def early_return_kernel(x_ptr, out_ptr, n_active, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     if pid >= n_active:
@@ -388,6 +400,19 @@ def helper_runtime_pick_kernel(src_ptr, a_ptr, b_ptr, flag, n_elements, BLOCK: t
 
 
 @triton.jit
+def _copy_plus_one(src_ptr, dst_ptr, offs, mask):
+    tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=mask) + 1.0, mask=mask)
+
+
+@triton.jit
+def helper_called_twice_kernel(a_ptr, b_ptr, c_ptr, n_elements, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n_elements
+    _copy_plus_one(a_ptr, b_ptr, offs, mask)    # same helper, two call sites, roles shift:
+    _copy_plus_one(b_ptr, c_ptr, offs, mask)    # b is written by the first call and read by the second
+
+
+@triton.jit
 def helper_noinline_kernel(x_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
     _noinline_copy(x_ptr, out_ptr, tl.program_id(0) * BLOCK, n_elements, BLOCK)
 
@@ -479,8 +504,22 @@ def static_range_ptr_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr, CHUNKS: tl.cons
 
 
 @triton.jit
+def runtime_if_then_loop_kernel(src_ptr, a_ptr, b_ptr, flag, n_rows, row_stride, COLS: tl.constexpr):
+    cols = tl.arange(0, COLS)
+    if flag > 0:
+        dst = a_ptr
+    else:
+        dst = b_ptr
+    s = src_ptr
+    for _ in range(n_rows):
+        tl.store(dst + cols, tl.load(s + cols))
+        dst += row_stride
+        s += row_stride
+
+
+@triton.jit
 def loop_loaded_branch_kernel(sel_ptr, x_ptr, a_ptr, b_ptr, n_items):
-    for i in tl.range(0, n_items):
+    for i in tl.range(0, n_items, num_stages=2):
         v = tl.load(x_ptr + i)
         if tl.load(sel_ptr + i) > 0:
             tl.store(a_ptr + i, v)
@@ -975,6 +1014,9 @@ CASES: list[Case] = [
          lambda: dict(x_ptr=_randn(64, 11), out_ptr=_zeros(64), R=8, C=8),
          ("x_ptr",), ("out_ptr",),
          note="pointer tensors through reshape / trans / expand_dims / broadcast_to"),
+    Case("hints_cache_modifiers", hints_and_cache_kernel, _kw_single_in_out(n=100),
+         ("x_ptr",), ("out_ptr",), grid=(4,),
+         note="tl.assume / multiple_of / max_contiguous, cache and eviction hints, ptr + n - n"),
     Case("early_return", early_return_kernel,
          lambda: dict(x_ptr=_randn(N, 1), out_ptr=_zeros(N), n_active=2, BLOCK=32),
          ("x_ptr",), ("out_ptr",), grid=(4,), note="runtime early `return` before the load/store"),
@@ -1034,6 +1076,10 @@ CASES: list[Case] = [
          note="helper returns one of two pointers based on a constexpr (FIRST=False)"),
     Case("helper_runtime_pick", helper_runtime_pick_kernel, _kw_src_ab(flag=3, n_elements=64, BLOCK=64),
          ("src_ptr",), ("a_ptr", "b_ptr"), note="helper returns one of two pointers based on a runtime value"),
+    Case("helper_called_twice", helper_called_twice_kernel,
+         lambda: dict(a_ptr=_randn(N, 1), b_ptr=_randn(N, 2), c_ptr=_zeros(N), n_elements=N, BLOCK=32),
+         ("a_ptr", "b_ptr"), ("b_ptr", "c_ptr"), grid=(4,),
+         note="one helper called at two sites with different pointers (needs per-call-site mapping)"),
     Case("helper_noinline", helper_noinline_kernel, _kw_single_in_out(), ("x_ptr",), ("out_ptr",), grid=(4,),
          note="@triton.jit(noinline=True) helper: separate tt.func reached via tt.call"),
 
@@ -1060,6 +1106,10 @@ CASES: list[Case] = [
     Case("static_range_ptr", static_range_ptr_kernel,
          lambda: dict(x_ptr=_randn(64, 20), out_ptr=_zeros(64), BLOCK=16, CHUNKS=4),
          ("x_ptr",), ("out_ptr",), note="tl.static_range (unrolled) loop with pointer increments"),
+    Case("runtime_if_then_loop", runtime_if_then_loop_kernel,
+         lambda: dict(src_ptr=_randn(0, 57, 4, 16), a_ptr=torch.zeros(4, 16), b_ptr=torch.zeros(4, 16), flag=0,
+                      n_rows=4, row_stride=16, COLS=16),
+         ("src_ptr",), ("a_ptr", "b_ptr"), note="pointer chosen by runtime if, then carried through a for loop"),
     Case("loop_loaded_branch", loop_loaded_branch_kernel,
          lambda: dict(sel_ptr=_randint(16, -2, 3, 21), x_ptr=_randn(16, 22), a_ptr=_zeros(16), b_ptr=_zeros(16),
                       n_items=16),
@@ -1188,6 +1238,8 @@ CASES: list[Case] = [
          note="@triton.autotune with 2 configs; BLOCK comes from the config (not in make_kwargs)"),
     Case("heuristics_even", heuristics_kernel, _kw_single_in_out(n=N, block=32),
          ("x_ptr",), ("out_ptr",), grid=(4,), note="@triton.heuristics computes constexpr EVEN_N (not in make_kwargs)"),
+    Case("heuristics_uneven", heuristics_kernel, _kw_single_in_out(n=100, block=32),
+         ("x_ptr",), ("out_ptr",), grid=(4,), note="same @triton.heuristics kernel, EVEN_N=False (masked branch)"),
     Case("autotuned_heuristics_bias", autotuned_heuristics_bias_kernel,
          lambda: dict(x_ptr=_randn(N, 1), bias_ptr=_randn(N, 2), out_ptr=_zeros(N), n_elements=N),
          ("x_ptr", "bias_ptr"), ("out_ptr",), grid=(4,),

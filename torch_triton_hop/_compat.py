@@ -92,6 +92,17 @@ TRITON_KERNEL_BASES = (JITFunction, InterpretedFunction)
 TRITON_WRAPPER_TYPES = (Autotuner, Heuristics)
 
 
+def autotuning_unavailable(kernel: Any) -> bool:
+    """True when `kernel` runs on the interpreter, where triton's autotuner cannot benchmark.
+
+    triton 3.6-3.9: Autotuner.do_bench asks the active GPU driver for a benchmarker, and
+    there is none on a CPU-only machine; the launch then runs the first config instead.
+    """
+    while not is_base_kernel(kernel):
+        kernel = kernel.fn
+    return isinstance(kernel, InterpretedFunction)
+
+
 def is_base_kernel(obj: Any) -> bool:
     return isinstance(obj, TRITON_KERNEL_BASES)
 
@@ -123,10 +134,15 @@ def _params_from_function(fn: Any) -> list[Any]:
 
 
 def kernel_source(kernel: Any) -> str:
+    """The kernel's source; its bytecode and constants where there is no source (exec'd code)."""
     src = getattr(kernel, "src", None)
-    if src is None:
-        src = inspect.getsource(python_function(kernel))
-    return src
+    if src is not None:
+        return src
+    fn = python_function(kernel)
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):
+        return fn.__code__.co_code.hex() + repr(fn.__code__.co_consts)
 
 
 def autotuner_top_k(autotuner: Autotuner) -> Any:

@@ -108,6 +108,8 @@ def _launcher(kernel_key: str, configs_json: str) -> tuple[Any, list[dict[str, A
         kernel = kernel_side_table.get_kernel(kernel_key)
         configs = json.loads(configs_json)
         base = base_kernel(kernel)
+        if _compat.autotuning_unavailable(base):
+            configs = configs[:1]  # See _compat.autotuning_unavailable
         if len(configs) <= 1:
             return base, configs
         autotuner = _outermost_autotuner(kernel)

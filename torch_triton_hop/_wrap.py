@@ -39,6 +39,16 @@ def _launch_directly(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     return True
 
 
+def _interpreted_autotuner(kernel: Any) -> bool:
+    if not _compat.autotuning_unavailable(kernel):
+        return False
+    while not _compat.is_base_kernel(kernel):
+        if isinstance(kernel, _compat.Autotuner):
+            return True
+        kernel = kernel.fn
+    return False
+
+
 class TritonKernelWrapper:
     """A triton kernel that make_fx, torch.export and torch.compile can capture.
 
@@ -48,6 +58,8 @@ class TritonKernelWrapper:
     def __init__(self, kernel: Any, writes: Iterable[str] | None = None) -> None:
         self.kernel = kernel
         self.writes = None if writes is None else tuple(writes)
+        # Under the interpreter triton cannot autotune; our launch path runs the first config.
+        self.launch_directly = not _interpreted_autotuner(kernel)
 
     @property
     def __wrapped_triton_kernel__(self) -> Any:
@@ -61,7 +73,7 @@ class TritonKernelWrapper:
     def run(self, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any) -> Any:
         if torch.compiler.is_dynamo_compiling():
             return dynamo_entry(self, grid, *args, **kwargs)
-        if not warmup and _launch_directly(args, kwargs):
+        if not warmup and self.launch_directly and _launch_directly(args, kwargs):
             return self.kernel.run(*args, grid=grid, warmup=warmup, **kwargs)
         return tracing_hopifier.call_run(self, args, {"grid": grid, "warmup": warmup, **kwargs})
 
@@ -70,7 +82,7 @@ class TritonKernelWrapper:
 
     def __getattr__(self, name: str) -> Any:
         # arg_names, fn, configs, ...: behave like the kernel for code that inspects it.
-        if name.startswith("__") or name in ("kernel", "writes"):
+        if name.startswith("__") or name in ("kernel", "writes", "launch_directly"):
             raise AttributeError(name)
         return getattr(self.kernel, name)
 
@@ -86,7 +98,7 @@ class _GriddedKernel:
         self.grid = grid
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _launch_directly(args, kwargs):
+        if self.wrapper.launch_directly and _launch_directly(args, kwargs):
             return self.wrapper.kernel[self.grid](*args, **kwargs)
         return tracing_hopifier.call_triton_kernel(self.wrapper, self.grid, args, kwargs)
 
@@ -138,8 +150,8 @@ def wrap_triton(kernel: Any = None, /, *, writes: Iterable[str] | None = None) -
         return kernel if writes is None else TritonKernelWrapper(kernel.kernel, _checked_writes(kernel.kernel, writes))
     if not _compat.is_triton_kernel(kernel):
         raise_unsupported(
-            "wrap_triton expects a @triton.jit kernel, optionally under @triton.autotune / "
-            "@triton.heuristics", type(kernel).__name__,
+            "expected a @triton.jit kernel, optionally under @triton.autotune / @triton.heuristics",
+            type(kernel).__name__,
             fix="Decorate the function with @triton.jit first",
         )
     return TritonKernelWrapper(kernel, None if writes is None else _checked_writes(kernel, writes))

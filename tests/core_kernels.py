@@ -1,0 +1,88 @@
+"""Kernels for the core tests. Importable by module path, so exported programs that name
+them load in a fresh process."""
+
+import triton
+import triton.language as tl
+
+from torch_triton_hop import wrap_triton
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr, ACT: tl.constexpr = None):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    out = tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask)
+    if ACT == "relu":
+        out = tl.maximum(out, 0.0)
+    tl.store(out_ptr + offs, out, mask=mask)
+
+
+@wrap_triton
+@triton.jit
+def scale_inplace(x_ptr, n, scale, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=mask) * scale, mask=mask)
+
+
+@triton.autotune(
+    configs=[triton.Config({"BLOCK": 16}, num_warps=2), triton.Config({"BLOCK": 32}, num_warps=4)],
+    key=["n"],
+)
+@triton.jit
+def add_autotuned(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=["n"])
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+@triton.jit
+def add_heuristics_below(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    if EVEN:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) + tl.load(y_ptr + offs))
+    else:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.heuristics({"BLOCK": lambda args: 16 if args["n"] <= 64 else 32})
+@triton.autotune(configs=[triton.Config({}, num_warps=2), triton.Config({}, num_warps=4)], key=["n"])
+@triton.jit
+def add_heuristics_above(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+def keep_big_blocks(configs, named_args, **kwargs):
+    return [c for c in configs if c.kwargs["BLOCK"] >= 32]
+
+
+def block_cost(**meta):
+    return float(meta["BLOCK"])  # smaller "runs faster": top_k keeps the smallest blocks
+
+
+@triton.autotune(
+    configs=[triton.Config({"BLOCK": b}) for b in (16, 32, 64, 128)],
+    key=["n"],
+    prune_configs_by={"early_config_prune": keep_big_blocks, "perf_model": block_cost, "top_k": 2},
+    restore_value=["out_ptr"],
+    reset_to_zero=["y_ptr"],
+)
+@triton.jit
+def add_pruned(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + 1.0, mask=mask)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}, num_warps=2), triton.Config({"BLOCK": 32}, num_warps=4)],
+                 key=["n"])
+@triton.jit
+def uses_num_warps(x_ptr, out_ptr, n, BLOCK: tl.constexpr, num_warps: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + num_warps, mask=mask)

@@ -1,0 +1,144 @@
+"""make_fx, torch.export (strict and non-strict, save / load) and torch.compile capture wrapped kernels."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+import triton
+from expecttest import TestCase
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from torch_triton_hop import wrap_triton
+
+from core_kernels import add_kernel, scale_inplace
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def add(x, y):
+    out = torch.empty_like(x)
+    wrap_triton(add_kernel)[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](
+        x, y, out, x.numel(), BLOCK=16, ACT="relu"
+    )
+    return out
+
+
+def add_then_scale(x, y):
+    out = add(x, y)
+    scale_inplace[(triton.cdiv(out.numel(), 16),)](out, out.numel(), 2.0, BLOCK=16)
+    return out
+
+
+class AddModule(torch.nn.Module):
+    def forward(self, x, y):
+        return add_then_scale(x, y)
+
+
+def expected(x, y):
+    return (x + y).relu() * 2.0
+
+
+X, Y = torch.randn(40), torch.randn(40)
+
+
+class TestMakeFx(TestCase):
+    def test_real_and_fake_graphs_hold_the_mutation_hop(self):
+        """Real and fake tracing record one node per launch, naming the kernel by its stable key."""
+        for mode in ("real", "fake"):
+            gm = make_fx(add_then_scale, tracing_mode=mode)(X, Y)
+            torch.testing.assert_close(gm(X, Y), expected(X, Y))
+        self.assertExpectedInline(gm.code.strip(), """\
+def forward(self, x_1, y_1):
+    empty_like = torch.ops.aten.empty_like.default(x_1, pin_memory = False)
+    add_kernel = torch.ops.higher_order.user_triton_kernel_mutation(kernel = 'core_kernels:add_kernel@b387b83c00b6c207', constant_args = '{"ACT":"relu"}', configs = '[]', grids = [3, 1, 1], kwargs = {'x_ptr': x_1, 'y_ptr': y_1, 'out_ptr': empty_like, 'n': 40, 'BLOCK': 16});  x_1 = y_1 = add_kernel = None
+    scale_inplace = torch.ops.higher_order.user_triton_kernel_mutation(kernel = 'core_kernels:scale_inplace@cbac6745caad93e6', constant_args = '{}', configs = '[]', grids = [3, 1, 1], kwargs = {'x_ptr': empty_like, 'n': 40, 'scale': 2.0, 'BLOCK': 16});  scale_inplace = None
+    return empty_like""")
+
+    def test_symbolic_grid_is_a_sym_expression(self):
+        """Under symbolic tracing the grid and sizes stay symbolic; one graph serves every size."""
+        gm = make_fx(add_then_scale, tracing_mode="symbolic")(X, Y)
+        for n in (7, 40, 100):
+            x, y = torch.randn(n), torch.randn(n)
+            torch.testing.assert_close(gm(x, y), expected(x, y))
+        self.assertExpectedInline(gm.code.strip(), """\
+def forward(self, x_1, y_1):
+    empty_like = torch.ops.aten.empty_like.default(x_1, pin_memory = False)
+    sym_numel_default = torch.ops.aten.sym_numel.default(x_1)
+    add = sym_numel_default + 15
+    floordiv = add // 16;  add = None
+    add_kernel = torch.ops.higher_order.user_triton_kernel_mutation(kernel = 'core_kernels:add_kernel@b387b83c00b6c207', constant_args = '{"ACT":"relu"}', configs = '[]', grids = [floordiv, 1, 1], kwargs = {'x_ptr': x_1, 'y_ptr': y_1, 'out_ptr': empty_like, 'n': sym_numel_default, 'BLOCK': 16});  floordiv = x_1 = y_1 = sym_numel_default = add_kernel = None
+    sym_numel_default_1 = torch.ops.aten.sym_numel.default(empty_like)
+    add_1 = sym_numel_default_1 + 15
+    floordiv_1 = add_1 // 16;  add_1 = None
+    scale_inplace = torch.ops.higher_order.user_triton_kernel_mutation(kernel = 'core_kernels:scale_inplace@cbac6745caad93e6', constant_args = '{}', configs = '[]', grids = [floordiv_1, 1, 1], kwargs = {'x_ptr': empty_like, 'n': sym_numel_default_1, 'scale': 2.0, 'BLOCK': 16});  floordiv_1 = sym_numel_default_1 = scale_inplace = None
+    return empty_like""")
+
+    def test_functionalize_clones_only_written_tensors(self):
+        """make_fx(functionalize(f)) uses the functional HOP and copies back only what the kernel writes."""
+        gm = make_fx(torch.func.functionalize(add_then_scale))(X, Y)
+        torch.testing.assert_close(gm(X, Y), expected(X, Y))
+        self.assertExpectedInline(gm.code.strip(), """\
+def forward(self, x_1, y_1):
+    empty_like = torch.ops.aten.empty_like.default(x_1, pin_memory = False)
+    add_kernel = torch.ops.higher_order.user_triton_kernel_functional(kernel = 'core_kernels:add_kernel@b387b83c00b6c207', constant_args = '{"ACT":"relu"}', configs = '[]', grids = [3, 1, 1], kwargs = {'x_ptr': x_1, 'y_ptr': y_1, 'out_ptr': empty_like, 'n': 40, 'BLOCK': 16}, tensors_to_clone = ['x_ptr', 'y_ptr', 'out_ptr']);  empty_like = None
+    getitem = add_kernel[0]
+    getitem_1 = add_kernel[1]
+    getitem_2 = add_kernel[2];  add_kernel = None
+    scale_inplace = torch.ops.higher_order.user_triton_kernel_functional(kernel = 'core_kernels:scale_inplace@cbac6745caad93e6', constant_args = '{}', configs = '[]', grids = [3, 1, 1], kwargs = {'x_ptr': getitem_2, 'n': 40, 'scale': 2.0, 'BLOCK': 16}, tensors_to_clone = ['x_ptr']);  getitem_2 = None
+    getitem_3 = scale_inplace[0];  scale_inplace = None
+    copy_ = torch.ops.aten.copy_.default(x_1, getitem);  x_1 = getitem = copy_ = None
+    copy__1 = torch.ops.aten.copy_.default(y_1, getitem_1);  y_1 = getitem_1 = copy__1 = None
+    return getitem_3""")
+
+
+class TestExport(TestCase):
+    def export(self, strict):
+        n = torch.export.Dim("n")
+        return torch.export.export(AddModule(), (X, Y), strict=strict, dynamic_shapes=({0: n}, {0: n}))
+
+    def test_strict_and_non_strict_hold_the_hop(self):
+        """Both export modes capture the same node and run correctly for new sizes."""
+        graphs = []
+        for strict in (False, True):
+            ep = self.export(strict)
+            x, y = torch.randn(70), torch.randn(70)
+            torch.testing.assert_close(ep.module()(x, y), expected(x, y))
+            graphs.append([getattr(n.target, "__name__", str(n.target)) for n in ep.graph.nodes if n.op == "call_function"])
+        self.assertEqual(graphs[0], graphs[1])
+        self.assertEqual(graphs[0].count("user_triton_kernel_mutation"), 2)
+
+    def test_saved_program_loads_in_a_fresh_process(self):
+        """torch.export.save, then load and run in another Python process after importing the package."""
+        path = os.path.join(self.tmpdir(), "add.pt2")
+        torch.export.save(self.export(strict=False), path)
+        script = textwrap.dedent(f"""
+            import torch, torch_triton_hop
+            ep = torch.export.load({path!r})
+            x, y = torch.randn(33), torch.randn(33)
+            torch.testing.assert_close(ep.module()(x, y), (x + y).relu() * 2.0)
+            print("ok")
+        """)
+        result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                                env={**os.environ, "PYTHONPATH": HERE + os.pathsep + os.environ.get("PYTHONPATH", "")})
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        self.assertEqual(result.stdout.strip(), "ok")
+
+    def tmpdir(self):
+        import tempfile
+
+        d = tempfile.mkdtemp()
+        self.addCleanup(__import__("shutil").rmtree, d)
+        return d
+
+
+class TestCompile(TestCase):
+    @pytest.mark.parametrize("backend", ["aot_eager"])
+    def test_compile_fullgraph(self, backend="aot_eager"):
+        """torch.compile(fullgraph=True) captures the launch without a graph break."""
+        compiled = torch.compile(add_then_scale, backend=backend, fullgraph=True, dynamic=True)
+        for n in (9, 40):
+            x, y = torch.randn(n), torch.randn(n)
+            torch.testing.assert_close(compiled(x, y), expected(x, y))

@@ -1,0 +1,157 @@
+"""The TritonHOPifier: autotune configs, heuristics, pruning, grids and the errors for what it rejects."""
+
+import json
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from torch_triton_hop import wrap_triton
+from torch_triton_hop.errors import UnsupportedTritonKernelError
+
+import core_kernels as K
+
+
+def hop_nodes(gm):
+    return [n for n in gm.graph.nodes if n.op == "call_function" and "user_triton_kernel" in str(n.target)]
+
+
+def trace_add(kernel, n=40, grid=None, mode="fake", **kwargs):
+    grid = grid or (lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),))
+
+    def f(x, y):
+        out = torch.zeros_like(x)
+        wrap_triton(kernel)[grid](x, y, out, n, **kwargs)
+        return out
+
+    x, y = torch.randn(n), torch.randn(n)
+    gm = make_fx(f, tracing_mode=mode)(x, y)
+    (node,) = hop_nodes(gm)
+    return gm, node, (x, y)
+
+
+def test_autotune_configs_and_one_grid_per_config():
+    """Every config is in the node with its launch options, and the grid is evaluated once per config."""
+    gm, node, (x, y) = trace_add(K.add_autotuned)
+    assert json.loads(node.kwargs["configs"]) == [
+        {"kwargs": {"BLOCK": 16}, "num_warps": 2, "num_stages": 3},
+        {"kwargs": {"BLOCK": 32}, "num_warps": 4, "num_stages": 3},
+    ]
+    assert node.kwargs["grids"] == [3, 1, 1, 2, 1, 1]
+    torch.testing.assert_close(gm(x, y), x + y)
+
+
+def test_heuristics_below_autotune_are_folded_into_each_config():
+    gm, node, (x, y) = trace_add(K.add_heuristics_below, n=48)
+    assert [c["kwargs"] for c in json.loads(node.kwargs["configs"])] == [
+        {"BLOCK": 16, "EVEN": True},
+        {"BLOCK": 32, "EVEN": False},
+    ]
+    torch.testing.assert_close(gm(x, y), x + y)
+
+
+@pytest.mark.parametrize("n, block", [(40, 16), (100, 32)])
+def test_heuristics_above_autotune_become_call_arguments(n, block):
+    gm, node, (x, y) = trace_add(K.add_heuristics_above, n=n)
+    assert node.kwargs["kwargs"]["BLOCK"] == block
+    torch.testing.assert_close(gm(x, y), x + y)
+
+
+def test_pruning_keeps_top_k_and_restore_value():
+    """early_config_prune, then perf_model with top_k=2 (triton's key), leave exactly two configs."""
+    gm, node, (x, y) = trace_add(K.add_pruned, n=200)
+    assert [c["kwargs"]["BLOCK"] for c in json.loads(node.kwargs["configs"])] == [32, 64]
+    out = gm(x, y)
+    torch.testing.assert_close(out, x + 1.0)
+
+
+def test_kernel_parameter_named_like_a_launch_option_gets_the_config_value():
+    def f(x):
+        out = torch.empty_like(x)
+        wrap_triton(K.uses_num_warps)[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](x, out, x.numel())
+        return out
+
+    x = torch.zeros(40)
+    gm = make_fx(f)(x)
+    (node,) = hop_nodes(gm)
+    assert [c["kwargs"]["num_warps"] for c in json.loads(node.kwargs["configs"])] == [2, 4]
+    assert set(gm(x).tolist()) <= {2.0, 4.0}
+
+
+def test_call_time_num_warps_is_kept():
+    _, node, _ = trace_add(K.add_kernel, BLOCK=16, num_warps=8)
+    assert node.kwargs["kwargs"]["num_warps"] == 8
+
+
+@pytest.mark.parametrize("grid, padded", [((3,), [3, 1, 1]), ([3, 2], [3, 2, 1]), ((3, 2, 2), [3, 2, 2])])
+def test_grids_of_rank_one_to_three_are_padded(grid, padded):
+    _, node, _ = trace_add(K.add_kernel, grid=grid, BLOCK=16)
+    assert node.kwargs["grids"] == padded
+
+
+def test_constexpr_given_a_symint_is_specialised():
+    def f(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(K.add_kernel)[(1,)](x, y, out, x.numel(), BLOCK=x.shape[0])
+        return out
+
+    gm = make_fx(f, tracing_mode="symbolic")(torch.randn(16), torch.randn(16))
+    (node,) = hop_nodes(gm)
+    assert node.kwargs["kwargs"]["BLOCK"] == 16 and type(node.kwargs["kwargs"]["BLOCK"]) is int
+
+
+def test_run_with_grid_keyword():
+    def f(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(K.add_kernel).run(x, y, out, x.numel(), grid=(3,), BLOCK=16)
+        return out
+
+    x, y = torch.randn(40), torch.randn(40)
+    gm = make_fx(f)(x, y)
+    assert len(hop_nodes(gm)) == 1
+    torch.testing.assert_close(gm(x, y), x + y)
+
+
+@triton.jit
+def _plain(x_ptr):
+    pass
+
+
+def _hook(*args, **kwargs):
+    pass
+
+
+REJECTED = {
+    "pre_hook": (triton.autotune([triton.Config({})], key=[], pre_hook=_hook)(_plain), "pre_hook"),
+    "post_hook": (triton.autotune([triton.Config({})], key=[], post_hook=_hook)(_plain), "post_hook"),
+    "config_pre_hook": (triton.autotune([triton.Config({}, pre_hook=_hook)], key=[])(_plain), "pre_hook"),
+    "two_autotunes": (triton.autotune([triton.Config({})], key=[])(triton.autotune([triton.Config({})], key=[])(_plain)),
+                      "2 @triton.autotune"),
+    "warmup": (triton.autotune([triton.Config({})], key=[], warmup=5)(_plain), "warmup=5"),
+    "rep": (triton.autotune([triton.Config({})], key=[], rep=7)(_plain), "rep=7"),
+    "cuda_graph": (triton.autotune([triton.Config({})], key=[], use_cuda_graph=True)(_plain), "use_cuda_graph"),
+}
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
+@pytest.mark.parametrize("name", sorted(REJECTED))
+def test_unsupported_autotune_features_name_the_feature(name):
+    kernel, feature = REJECTED[name]
+    with pytest.raises(UnsupportedTritonKernelError, match=feature):
+        make_fx(lambda x: wrap_triton(kernel)[(1,)](x))(torch.zeros(4))
+
+
+@pytest.mark.parametrize(
+    "grid, kwargs, message",
+    [
+        ((1, 1, 1, 1), {}, r"grid of rank 4 \(got \(1, 1, 1, 1\)\)"),
+        ("abc", {}, "grid must be a tuple"),
+        (lambda meta: 3, {}, r"grid must be a tuple .* \(got 3\)"),
+        ((1,), {"num_ctas": 2}, "num_ctas passed at call time"),
+    ],
+)
+def test_bad_calls_are_rejected_with_the_value(grid, kwargs, message):
+    with pytest.raises(UnsupportedTritonKernelError, match=message):
+        make_fx(lambda x: wrap_triton(_plain)[grid](x, **kwargs))(torch.zeros(4))

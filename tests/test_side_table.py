@@ -1,0 +1,92 @@
+"""The side table: stable kernel keys, content-keyed constants, resolution errors, bounded growth."""
+
+import threading
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from torch_triton_hop import kernel_side_table, wrap_triton
+from torch_triton_hop.errors import KernelResolutionError
+
+import core_kernels as K
+
+
+def test_key_names_module_and_function_and_is_stable():
+    key = kernel_side_table.add_kernel(K.add_kernel)
+    assert key.startswith("core_kernels:add_kernel@")
+    assert kernel_side_table.add_kernel(K.add_kernel) == key
+    kernel_side_table.reset()
+    assert kernel_side_table.get_kernel(key) is K.add_kernel  # re-resolved by import
+
+
+def test_changed_source_or_configs_change_the_key():
+    def make(body_constant, block):
+        src = f"""
+@triton.jit
+def k(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), {body_constant})
+"""
+        scope = {"triton": triton, "tl": tl}
+        exec(compile(src, "<test>", "exec"), scope)
+        return triton.autotune([triton.Config({"BLOCK": block})], key=[])(scope["k"])
+
+    keys = {kernel_side_table.add_kernel(make(c, b)) for c in (1.0, 2.0) for b in (16, 32)}
+    assert len(keys) == 4
+
+
+def test_writes_override_is_part_of_the_key():
+    assert kernel_side_table.add_kernel(wrap_triton(K.add_kernel)) != kernel_side_table.add_kernel(
+        wrap_triton(K.add_kernel, writes=["out_ptr"])
+    )
+
+
+def test_unresolvable_kernels_fail_with_their_name():
+    with pytest.raises(KernelResolutionError, match="__main__"):
+        kernel_side_table.get_kernel("__main__:k@0123")
+    with pytest.raises(KernelResolutionError, match="local scope"):
+        kernel_side_table.get_kernel("core_kernels:f.<locals>.k@0123")
+    with pytest.raises(KernelResolutionError, match="kernel changed"):
+        kernel_side_table.get_kernel("core_kernels:add_kernel@0000000000000000")
+    with pytest.raises(KernelResolutionError, match="No module named"):
+        kernel_side_table.get_kernel("no_such_module_xyz:k@0123")
+
+
+def test_constants_are_keyed_by_content_and_decode_anywhere():
+    key = kernel_side_table.add_constants({"ACT": None, "DT": tl.float16, "S": "relu"})
+    assert key == '{"ACT":null,"DT":{"tl.dtype":"fp16"},"S":"relu"}'
+    kernel_side_table.reset()
+    assert kernel_side_table.get_constants(key) == {"ACT": None, "DT": tl.float16, "S": "relu"}
+
+
+def test_unencodable_constants_work_in_process_only():
+    marker = object()
+    key = kernel_side_table.add_constants({"X": marker})
+    assert kernel_side_table.get_constants(key) == {"X": marker}
+    kernel_side_table.reset()
+    with pytest.raises(KernelResolutionError, match="another process"):
+        kernel_side_table.get_constants(key)
+
+
+def test_repeated_tracing_does_not_grow_the_table():
+    def f(x, y):
+        out = torch.empty_like(x)
+        for _ in range(200):
+            wrap_triton(K.add_kernel)[(3,)](x, y, out, 40, BLOCK=16, ACT=None)
+        return out
+
+    make_fx(f, tracing_mode="fake")(torch.randn(40), torch.randn(40))
+    assert len(kernel_side_table) == 2  # one kernel, one constants entry
+
+
+def test_concurrent_registration_gives_one_key():
+    keys = []
+    threads = [threading.Thread(target=lambda: keys.append(kernel_side_table.add_constants({"i": 1})))
+               for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(keys)) == 1 and len(kernel_side_table) == 1
