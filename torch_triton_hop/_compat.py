@@ -51,8 +51,12 @@ __all__ = [
 dispatch_mode_stack_depth = torch._C._len_torch_dispatch_stack
 torch_function_mode_enabled = torch._C._is_torch_function_mode_enabled
 dispatch_keys = torch._C._dispatch_keys
-is_functional_tensor = torch._is_functional_tensor
-is_functorch_wrapped_tensor = torch._C._functorch.is_functorch_wrapped_tensor
+_peek_functorch_interpreter = torch._C._functorch.peek_interpreter_stack
+
+
+def functorch_interpreter_active() -> bool:
+    """A functorch transform (vmap, grad, torch.func.functionalize) is running."""
+    return _peek_functorch_interpreter() is not None
 
 
 
