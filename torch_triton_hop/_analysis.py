@@ -1,12 +1,425 @@
-"""Which tensor arguments a kernel reads and writes (placeholder until the TTIR analysis lands)."""
+"""Which tensor arguments a kernel reads and writes, from its TTIR.
+
+Functionalization clones what a kernel writes: a wrong "not written" loses data, a
+wrong "written" costs a copy. So: exact where the TTIR says, and every time the
+analysis cannot decide, every tensor argument is treated as written, with one
+warning per kernel saying why.
+
+# [Note: Reachability by bitmask]
+# TL;DR: each SSA value carries a bitmask of the function parameters its pointer may
+# derive from; masks flow forward along def-use edges to a fixpoint, then a store's
+# pointer operand names what it writes. Time is O(edges x params / word size): linear
+# in TTIR size for any fixed kernel signature, and shared sub-DAGs are visited once.
+# Context: torch walks back from every store separately and went exponential on
+# kernels that reuse values (pytorch#193703: 59 minutes for one kernel).
+#   %x = tt.splat %x_ptr          mask(%x)   = {x_ptr}
+#   %p = tt.addptr %x, %offs      mask(%p)   = {x_ptr} | mask(%offs)
+#   tt.store %p, %v               writes       {x_ptr}
+# Loads end a chain (a loaded value is data, not a pointer we know); a pointer loaded
+# from memory and then written through is "unknown", which falls back.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import logging
+import threading
 from typing import Any
 
 import torch
 
+from . import _compat
+from ._side_table import base_kernel, compute_kernel_key, unwrap_user_object
+from ._ttir import Function, Op, parse_module, resolve_location, walk
+
+log = logging.getLogger(__name__)
+
+__all__ = ["TensorAccesses", "identify_accessed_tensors", "identify_mutated_tensors", "explain"]
+
+# Ops that write memory through operand 0 (TritonOps.td: the MemWrite ops), and read it.
+_WRITE_OPS = {
+    "tt.store", "tt.atomic_store", "tt.atomic_rmw", "tt.atomic_cas", "tt.descriptor_store", "tt.descriptor_reduce",
+    "tt.descriptor_scatter", "tt.experimental_descriptor_store", "tt.experimental_tensormap_create",
+}
+_READ_OPS = {
+    "tt.load", "tt.atomic_load", "tt.atomic_rmw", "tt.atomic_cas", "tt.descriptor_load", "tt.descriptor_gather",
+    "tt.descriptor_reduce", "tt.experimental_descriptor_load",
+}
+# Ops whose results follow only their base pointer (operand 0); the rest is shape/offset data.
+_BASE_POINTER_OPS = {"tt.make_tensor_ptr", "tt.advance", "tt.make_tensor_descriptor",
+                     "tt.reinterpret_tensor_descriptor"}
+_MEMORY_WORDS = ("store", "atomic", "scatter", "tensormap", "memcpy", "copy")
+
+
+class AnalysisFallback(Exception):
+    """The analysis cannot decide; the message says why."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorAccesses:
+    """Tensor arguments a kernel may read and may write, by name, in parameter order.
+
+    ``write_sites`` maps each written argument to the source lines ("file:line") of the
+    ops that write it. ``fallback_reason`` is set when the analysis could not decide and
+    every tensor argument is reported as read and written.
+    """
+
+    reads: list[str]
+    writes: list[str]
+    write_sites: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    fallback_reason: str | None = None
+
+
+@dataclasses.dataclass
+class _Summary:
+    writes: dict[int, list[str]]      # parameter index -> write sites
+    reads: set[int]
+    returns: list[int]                # per returned value, mask of parameters it derives from
+
+
+class _FunctionAnalysis:
+    """Summaries of the functions of one TTIR module, computed once each, callees first."""
+
+    def __init__(self, functions: dict[str, Function], aliases: dict[str, str]) -> None:
+        self.functions = functions
+        self.aliases = aliases
+        self.summaries: dict[str, _Summary | None] = {}
+
+    def summary(self, name: str) -> _Summary:
+        if name in self.summaries:
+            result = self.summaries[name]
+            if result is None:
+                raise AnalysisFallback(f"recursive call of {name}")
+            return result
+        if name not in self.functions:
+            raise AnalysisFallback(f"call of {name}, which the module does not define")
+        self.summaries[name] = None
+        result = self._summarize(self.functions[name])
+        self.summaries[name] = result
+        return result
+
+    def where(self, op: Op) -> str:
+        return resolve_location(op.loc, self.aliases) or "<unknown location>"
+
+    def _summarize(self, function: Function) -> _Summary:
+        params = function.params
+        unknown_bit = 1 << len(params)
+        deps: dict[int, list[int]] = {}   # value -> values its pointer may derive from
+        fixed: dict[int, int] = {p: 1 << i for i, p in enumerate(params)}
+        write_roots: list[tuple[int, str]] = []
+        read_roots: list[int] = []
+        call_effects: list[tuple[Op, _Summary]] = []
+        returns: list[list[int]] = []
+
+        def add(values: list[int], sources: list[int]) -> None:
+            for value in values:
+                deps.setdefault(value, []).extend(sources)
+
+        for op in walk(function.body):
+            name = op.name
+            if name in _WRITE_OPS and op.operands:
+                write_roots.append((op.operands[0], self.where(op)))
+            if name in _READ_OPS and op.operands:
+                read_roots.append(op.operands[0])
+            if name == "tt.elementwise_inline_asm" and "pure = true" not in op.text:
+                raise AnalysisFallback(f"impure inline assembly at {self.where(op)}")
+            if name not in _WRITE_OPS and name not in _READ_OPS and name.startswith("tt.") and any(
+                word in name for word in _MEMORY_WORDS
+            ):
+                raise AnalysisFallback(f"{name} at {self.where(op)}, an op this analysis does not know")
+
+            if name in _READ_OPS:
+                if "!tt.ptr<!tt.ptr" in op.text:  # a pointer loaded from memory
+                    for r in op.results:
+                        fixed[r] = unknown_bit
+                continue  # loaded data is not a pointer we can follow
+            if name in _BASE_POINTER_OPS:
+                add(op.results, op.operands[:1])
+            elif name == "tt.call":
+                callee = self.summary(op.callee)
+                call_effects.append((op, callee))
+                for result, mask in zip(op.results, callee.returns):
+                    add([result], [v for i, v in enumerate(op.operands) if mask >> i & 1])
+            elif name == "tt.return":
+                returns.append(op.operands)
+            elif op.regions:
+                self._wire_regions(op, add)
+            else:
+                add(op.results, op.operands)
+
+        masks = _propagate(deps, fixed)
+        writes: dict[int, list[str]] = {}
+        for value, site in write_roots:
+            mask = masks.get(value, 0)
+            if mask & unknown_bit:
+                raise AnalysisFallback(f"a store through a pointer loaded from memory at {site}")
+            for i in _bits(mask, len(params)):
+                writes.setdefault(i, []).append(site)
+        reads = {i for value in read_roots for i in _bits(masks.get(value, 0), len(params))}
+        for op, callee in call_effects:
+            call_site = self.where(op)
+            for i, sites in callee.writes.items():
+                mask = masks.get(op.operands[i], 0) if i < len(op.operands) else 0
+                if mask & unknown_bit:
+                    raise AnalysisFallback(f"a pointer loaded from memory is written by a call at {call_site}")
+                for j in _bits(mask, len(params)):
+                    writes.setdefault(j, []).extend(f"{s} (called at {call_site})" for s in sites)
+            for i in callee.reads:
+                if i < len(op.operands):
+                    reads.update(_bits(masks.get(op.operands[i], 0), len(params)))
+        result_masks = [0] * max((len(r) for r in returns), default=0)
+        for operands in returns:
+            for k, value in enumerate(operands):
+                result_masks[k] |= masks.get(value, 0) & (unknown_bit - 1)
+        return _Summary(writes=writes, reads=reads, returns=result_masks)
+
+    @staticmethod
+    def _wire_regions(op: Op, add: Any) -> None:
+        """Block arguments and results of a region op, from its operands and terminators."""
+        regions = op.regions
+        terminators = [block.ops[-1].operands if block.ops else [] for region in regions for block in region]
+        if op.name == "scf.for":
+            body = regions[0][0]
+            add(body.args[:1], op.operands[:3])
+            yields = terminators[0] if terminators else []
+            for j, arg in enumerate(body.args[1:]):
+                add([arg], op.operands[3 + j : 4 + j] + yields[j : j + 1])  # init, then the back edge
+            for j, result in enumerate(op.results):
+                add([result], op.operands[3 + j : 4 + j] + yields[j : j + 1])
+        elif op.name == "scf.while":
+            before, after = regions[0][0], regions[1][0]
+            condition = regions[0][-1].ops[-1].operands[1:] if regions[0][-1].ops else []
+            yields = regions[1][-1].ops[-1].operands if regions[1][-1].ops else []
+            for j, arg in enumerate(before.args):
+                add([arg], op.operands[j : j + 1] + yields[j : j + 1])
+            for k, arg in enumerate(after.args):
+                add([arg], condition[k : k + 1])
+            for k, result in enumerate(op.results):
+                add([result], condition[k : k + 1])
+        elif op.name in ("tt.reduce", "tt.scan"):
+            n = len(op.operands) or 1
+            for region in regions:
+                for block in region:
+                    for i, arg in enumerate(block.args):
+                        add([arg], op.operands[i % n : i % n + 1])
+            for k, result in enumerate(op.results):
+                add([result], [t[k] for t in terminators if k < len(t)])
+        else:  # scf.if and anything else: results from every terminator, positionally
+            for region in regions:
+                for block in region:
+                    add(block.args, op.operands)
+            for k, result in enumerate(op.results):
+                sources = [t[k] for t in terminators if k < len(t)]
+                add([result], sources if op.name == "scf.if" else sources + op.operands)
+
+
+def _propagate(deps: dict[int, list[int]], fixed: dict[int, int]) -> dict[int, int]:
+    """Masks to a fixpoint: mask(v) = fixed(v) | OR of mask(d) for d in deps(v)."""
+    users: dict[int, list[int]] = {}
+    for value, sources in deps.items():
+        for source in sources:
+            users.setdefault(source, []).append(value)
+    masks = dict(fixed)
+    work = list(fixed)
+    while work:
+        source = work.pop()
+        mask = masks[source]
+        for user in users.get(source, ()):
+            old = masks.get(user, 0)
+            if mask & ~old:
+                masks[user] = old | mask
+                work.append(user)
+    return masks
+
+
+def _bits(mask: int, limit: int) -> list[int]:
+    return [i for i in range(limit) if mask >> i & 1]
+
+
+# --- kernel level ----------------------------------------------------------------------
+
+def _complete_arguments(kernel: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Every parameter's value: autotune config 0 and heuristics fill what the call leaves out."""
+    args = dict(kwargs)
+    layer = unwrap_user_object(kernel)
+    while not _compat.is_base_kernel(layer):
+        if isinstance(layer, _compat.Autotuner) and layer.configs:
+            for name, value in layer.configs[0].all_kwargs().items():
+                args.setdefault(name, value)
+        elif isinstance(layer, _compat.Heuristics):
+            for name, fn in layer.values.items():
+                if name not in args:
+                    args[name] = fn(args)
+        layer = layer.fn
+    return args
+
+
+def _ttir_argument_names(base: Any, args: dict[str, Any], folded: set[int]) -> list[str | None]:
+    """Kernel parameter name for each TTIR entry-function parameter, in order.
+
+    Parameters triton folded into constants have none; a host TensorDescriptor becomes
+    itself plus one shape and one stride per dimension (triton 3.6-3.9).
+    """
+    names: list[str | None] = []
+    for index, param in enumerate(_compat.kernel_params(base)):
+        value = args.get(param.name)
+        if index in folded or param.is_constexpr or value is None:
+            continue
+        names.append(param.name)
+        if _compat.is_host_tensor_descriptor(value):
+            names.extend([None] * (2 * len(value.block_shape)))
+    return names
+
+
+def _is_tensor_argument(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) or _compat.is_host_tensor_descriptor(value)
+
+
+def _specialization_key(base: Any, args: dict[str, Any]) -> tuple:
+    """What the TTIR depends on besides the source: dtypes, constexprs, ints equal to 1."""
+    key = []
+    for param in _compat.kernel_params(base):
+        value = args.get(param.name)
+        if isinstance(value, torch.Tensor):
+            key.append(("tensor", value.dtype))
+        elif _compat.is_host_tensor_descriptor(value):
+            key.append(("descriptor", value.base.dtype, tuple(value.block_shape)))
+        elif isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            key.append(("symbolic", type(value).__name__))
+        elif param.is_constexpr or value is None or isinstance(value, bool):
+            key.append(("value", repr(value)))
+        elif isinstance(value, int):
+            key.append(("int", value == 1, value % 16 == 0, -(2**31) <= value < 2**31))
+        else:
+            key.append(("other", type(value).__name__))
+    return tuple(key)
+
+
+def _analyse(base: Any, args: dict[str, Any]) -> tuple[dict[str, list[str]], set[str]]:
+    text, folded = _compat.generate_ttir_text(base, args)
+    log.debug("TTIR of %s:\n%s", base, text)
+    functions, aliases = parse_module(text)
+    entry_name = _compat.python_function(base).__name__
+    entries = [f for f in functions.values() if f.name == entry_name or f.name.endswith("." + entry_name)]
+    if not entries:
+        entries = list(functions.values())[:1]
+    if not entries:
+        raise AnalysisFallback("the TTIR module has no function")
+    entry = entries[0]
+    names = _ttir_argument_names(base, args, folded)
+    if len(names) != len(entry.params):
+        raise AnalysisFallback(
+            f"the kernel's TTIR has {len(entry.params)} parameters where {len(names)} were expected"
+        )
+    summary = _FunctionAnalysis(functions, aliases).summary(entry.name)
+    writes = {names[i]: sites for i, sites in summary.writes.items() if names[i] is not None}
+    reads = {names[i] for i in summary.reads if names[i] is not None}
+    return writes, reads
+
+
+class _Cache:
+    """Analysis results by (kernel key, specialisation); a second analysis is a lookup."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.results: dict[tuple, tuple[dict[str, list[str]], set[str], str | None]] = {}
+        self.warned: set[str] = set()
+
+
+_cache = _Cache()
+
+
+def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAccesses:
+    """The tensor arguments `kernel` may read and may write, given its call arguments.
+
+    Works without a GPU driver (TTIR is generated for an explicit target), on JIT and
+    interpreted kernels, under autotune (first config) and heuristics. Scalars are never
+    reported. If the analysis cannot decide it logs one warning per kernel and reports
+    every tensor argument as read and written.
+
+    Example::
+
+        >>> acc = identify_accessed_tensors(add_kernel, {"x_ptr": x, "y_ptr": y, "out_ptr": out,
+        ...                                              "n": 8, "BLOCK": 16})  # doctest: +SKIP
+        >>> acc.reads, acc.writes                                            # doctest: +SKIP
+        (['x_ptr', 'y_ptr'], ['out_ptr'])
+    """
+    user_object = kernel
+    kernel = unwrap_user_object(kernel)
+    base = base_kernel(kernel)
+    order = [p.name for p in _compat.kernel_params(base)]
+    tensors = [name for name in order if _is_tensor_argument(kwargs.get(name))]
+    declared = getattr(user_object, "writes", None)
+    if declared is not None:
+        writes = [name for name in tensors if name in declared]
+        return TensorAccesses(reads=tensors, writes=writes, fallback_reason="declared with wrap_triton(writes=...)")
+    args = _complete_arguments(kernel, kwargs)
+    cache_key = (compute_kernel_key_cached(kernel), _specialization_key(base, args))
+    cached = _cache.results.get(cache_key)
+    if cached is None:
+        try:
+            writes, reads = _analyse(base, args)
+            cached = (writes, reads, None)
+        except Exception as e:  # any failure: the safe answer, with the reason
+            reason = str(e) if isinstance(e, AnalysisFallback) else f"{type(e).__name__}: {e}"
+            cached = ({name: [] for name in tensors}, set(tensors), reason)
+            with _cache.lock:
+                first = cache_key[0] not in _cache.warned
+                _cache.warned.add(cache_key[0])
+            if first:
+                log.warning(
+                    "wrap_triton: cannot tell which arguments kernel %s writes (%s); treating every "
+                    "tensor argument (%s) as written. Pass wrap_triton(kernel, writes=[...]) to say.",
+                    cache_key[0], reason, ", ".join(tensors), exc_info=log.isEnabledFor(logging.DEBUG),
+                )
+        with _cache.lock:
+            _cache.results[cache_key] = cached
+    writes, reads, reason = cached
+    return TensorAccesses(
+        reads=[name for name in tensors if name in reads],
+        writes=[name for name in tensors if name in writes],
+        write_sites={name: list(dict.fromkeys(writes[name])) for name in tensors if name in writes},
+        fallback_reason=reason,
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _kernel_key(kernel: Any) -> str:
+    return compute_kernel_key(kernel)
+
+
+def compute_kernel_key_cached(kernel: Any) -> str:
+    try:
+        return _kernel_key(kernel)
+    except TypeError:  # unhashable kernel object
+        return compute_kernel_key(kernel)
+
 
 def identify_mutated_tensors(kernel: Any, kwargs: dict[str, Any]) -> list[str]:
-    """Names of the tensor arguments `kernel` may write, in parameter order."""
-    return [name for name, value in kwargs.items() if isinstance(value, torch.Tensor)]
+    """Names of the tensor arguments `kernel` may write, in parameter order.
+
+    The single source of the written set for functionalization (see _hops.tensors_written).
+    """
+    return identify_accessed_tensors(kernel, kwargs).writes
+
+
+def explain(kernel: Any, kwargs: dict[str, Any]) -> str:
+    """A human-readable account: each written argument with the source lines that write it."""
+    accesses = identify_accessed_tensors(kernel, kwargs)
+    base = base_kernel(kernel)
+    lines = [f"kernel {_compat.python_function(base).__qualname__}"]
+    if accesses.fallback_reason:
+        lines.append(f"  every tensor argument is treated as written: {accesses.fallback_reason}")
+    lines.append(f"  reads:  {', '.join(accesses.reads) or '(none)'}")
+    lines.append(f"  writes: {', '.join(accesses.writes) or '(none)'}")
+    for name, sites in accesses.write_sites.items():
+        for site in sites:
+            lines.append(f"    {name} <- {site}")
+    return "\n".join(lines)
+
+
+def reset_cache() -> None:
+    with _cache.lock:
+        _cache.results.clear()
+        _cache.warned.clear()

@@ -241,3 +241,32 @@ def register_dynamo_hop_handler(hop: HigherOrderOperator, call_function: Any) ->
 
     _Variable.__name__ = f"{hop.__name__}_variable"
     higher_order_ops._hop_name_to_variable_class[hop.__name__] = _Variable
+
+
+# --- TTIR generation (see _compat_ttir.py) ----------------------------------------------
+
+
+def generate_ttir_text(kernel: Any, args: dict[str, Any]) -> tuple[str, set[int]]:
+    """TTIR text, with source locations, of a base kernel specialised for `args`, and the
+    indices of the parameters triton folded into constants (constexprs, None, ints equal to 1).
+
+    Symbolic scalars become 2: not 1 (which triton would specialise into a constant) and
+    not a multiple of 16, so the TTIR covers every value the symbol can take.
+    """
+    from ._compat_ttir import generate_ttir_module
+
+    concrete = {
+        name: 2 if isinstance(value, (torch.SymInt, torch.SymBool)) else
+        2.0 if isinstance(value, torch.SymFloat) else value
+        for name, value in args.items()
+        if name in {p.name for p in kernel_params(kernel)}
+    }
+    module, info = generate_ttir_module(kernel, concrete)
+    # triton 3.6-3.9 key constexprs by index path: (i,) for a top-level parameter.
+    folded = {path[0] for path in info["constexprs"] if isinstance(path, tuple) and len(path) == 1}
+    return str(module), folded
+
+
+def is_host_tensor_descriptor(value: Any) -> bool:
+    # triton >= 3.4: triton.tools.tensor_descriptor.TensorDescriptor (host-side TMA).
+    return type(value).__name__ == "TensorDescriptor" and type(value).__module__.startswith("triton.tools")

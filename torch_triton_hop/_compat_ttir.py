@@ -1,0 +1,448 @@
+"""TTIR generation without a GPU driver: the private triton APIs behind the analysis.
+
+Part of the compatibility layer (with _compat.py): every triton-internal call the
+read/write analysis needs, each branch commented with the versions that take it.
+Works on triton 3.6-3.9 with an explicit target, never touching
+triton.runtime.driver.active, for JITFunction and InterpretedFunction kernels.
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+import sys
+import threading
+from types import ModuleType
+from typing import Any, Dict, Optional, Tuple
+
+import triton
+import triton.runtime.jit as _jit_mod
+from triton.runtime.jit import JITFunction
+
+__all__ = ["generate_ttir_text", "generate_ttir_module", "compute_specialization", "as_jit_function"]
+
+
+# ---------------------------------------------------------------------------
+# Target / backend
+# ---------------------------------------------------------------------------
+
+def _default_target():
+    # triton.backends.compiler.GPUTarget: same dataclass(backend, arch, warp_size) in 3.6-3.9.
+    from triton.backends.compiler import GPUTarget
+    return GPUTarget("cuda", 90, 32)
+
+
+def _make_backend(target):
+    # triton.compiler.compiler.make_backend(target) exists in 3.6-3.9; it only
+    # inspects the installed backends and does not touch the driver.
+    return triton.compiler.compiler.make_backend(target)
+
+
+# ---------------------------------------------------------------------------
+# InterpretedFunction -> JITFunction
+# ---------------------------------------------------------------------------
+
+# Cache: id(InterpretedFunction) -> (InterpretedFunction, JITFunction). The
+# InterpretedFunction is kept alive in the value so the id cannot be reused.
+_INTERP_TO_JIT: Dict[int, Tuple[Any, JITFunction]] = {}
+
+
+def _is_interpreted_function(obj) -> bool:
+    # triton.runtime.interpreter.InterpretedFunction (3.6-3.9: identical class,
+    # attributes fn, rewriter, kwargs, pre_run_hooks, arg_names). Imported lazily
+    # because the interpreter module imports numpy.
+    if type(obj).__name__ != "InterpretedFunction":
+        return False
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+    except Exception:  # pragma: no cover
+        return False
+    return isinstance(obj, InterpretedFunction)
+
+
+def _translate_value(v):
+    if _is_interpreted_function(v):
+        return _interp_to_jit(v)
+    if type(v) is ModuleType and _module_needs_proxy(v):
+        return _proxy_module(v)
+    return v
+
+
+def _translate_scope(scope: dict) -> dict:
+    """Copy of a capture scope with InterpretedFunctions -> JITFunctions and modules
+    that (transitively) hold InterpretedFunctions -> lazy proxy modules."""
+    return {k: _translate_value(v) for k, v in scope.items()}
+
+
+def _contains_interp(m) -> bool:
+    try:
+        return any(_is_interpreted_function(v) for v in list(vars(m).values()))
+    except Exception:
+        return False
+
+
+_NEEDS_PROXY_MEMO: Dict[int, Tuple[Any, int, bool]] = {}
+
+
+def _module_needs_proxy(m) -> bool:
+    name = getattr(m, "__name__", "") or ""
+    # Under TRITON_INTERPRET=1 every @jit in triton.language (tl.sum, tl.cdiv, tl.zeros_like,
+    # tl.standard.*, tl.random.*, ...) is an InterpretedFunction (3.6-3.9).
+    if name == "triton.language" or name.startswith("triton.language."):
+        return True
+    nmods = len(sys.modules)
+    hit = _NEEDS_PROXY_MEMO.get(id(m))
+    if hit is not None and hit[0] is m and hit[1] == nmods:
+        return hit[2]
+    res = _contains_interp(m)
+    if not res and hasattr(m, "__path__"):  # package: look at its imported submodules
+        prefix = name + "."
+        res = any(_contains_interp(sm) or sm_name.startswith("triton.language")
+                  for sm_name, sm in list(sys.modules.items())
+                  if sm is not None and sm_name.startswith(prefix))
+    _NEEDS_PROXY_MEMO[id(m)] = (m, nmods, res)
+    return res
+
+
+_MOD_PROXY: Dict[int, Tuple[Any, ModuleType]] = {}
+
+
+def _proxy_module(m) -> ModuleType:
+    """A plain ModuleType (the code generator requires ``type(v) is ModuleType``) with the same
+    __name__ (so the backend module_map, e.g. libdevice, still applies) whose attributes are
+    fetched lazily from ``m`` through a PEP 562 module ``__getattr__`` and translated."""
+    hit = _MOD_PROXY.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    p = ModuleType(m.__name__, getattr(m, "__doc__", None))
+    for k in ("__file__", "__package__", "__path__", "__spec__", "__loader__"):
+        if k in vars(m):
+            p.__dict__[k] = vars(m)[k]
+
+    def __getattr__(name, _m=m, _p=p):
+        v = _translate_value(getattr(_m, name))
+        _p.__dict__[name] = v
+        return v
+
+    p.__dict__["__getattr__"] = __getattr__
+    _MOD_PROXY[id(m)] = (m, p)
+    return p
+
+
+def _interp_to_jit(interp) -> JITFunction:
+    """Build (and cache) a JITFunction equivalent to an InterpretedFunction.
+
+    All versions 3.6-3.9: ``InterpretedFunction.fn`` is the raw python function and
+    ``InterpretedFunction.kwargs`` holds exactly the keyword arguments @triton.jit
+    received (version, do_not_specialize, do_not_specialize_on_alignment, debug,
+    noinline, repr, launch_metadata), which JITFunction.__init__ accepts unchanged.
+    Constructing a JITFunction does not need a driver (device_caches is a lazy
+    defaultdict) and does not change global state, except that 3.7+ record it in
+    triton.runtime.jit._triton_jit_function_registry (a preload-only lookup table,
+    keyed by module:qualname; same key the interpreted kernel would have used).
+
+    @triton.jit helpers referenced from the kernel are InterpretedFunctions too
+    under TRITON_INTERPRET=1; the code generator only recognises JITFunction, so
+    the per-instance capture scope (globals + closure nonlocals) is translated.
+    Only attributes of this private JITFunction instance are set.
+    """
+    hit = _INTERP_TO_JIT.get(id(interp))
+    if hit is not None and hit[0] is interp:
+        return hit[1]
+    kwargs = dict(getattr(interp, "kwargs", {}) or {})
+    jf = JITFunction(interp.fn, **kwargs)
+    _INTERP_TO_JIT[id(interp)] = (interp, jf)  # register before recursing (recursive helpers)
+    _patch_capture_scope(jf)
+    return jf
+
+
+def _patch_capture_scope(jf: JITFunction) -> None:
+    orig_get_capture_scope = jf.get_capture_scope  # bound method
+    # __globals__ is read by get_capture_scope (all versions) and by the
+    # DependenciesFinder used for .cache_key.
+    jf.__globals__ = _translate_scope(jf.__globals__)
+
+    def get_capture_scope():
+        # 3.6: globals | inspect.getclosurevars(fn).nonlocals
+        # 3.7+: globals | {freevar: cell contents}
+        return _translate_scope(orig_get_capture_scope())
+
+    jf.get_capture_scope = get_capture_scope
+
+
+_PATCH_LOCK = threading.RLock()
+
+
+def _interp_tensor_member_wrappers():
+    """(name, InterpretedFunction) for tl.tensor members that forward to an InterpretedFunction.
+
+    triton.language.core._tensor_member_fn (3.6-3.9) does
+    ``setattr(tensor, fn.__name__, fn if isinstance(fn, JITCallable) else wrapper)``; under
+    TRITON_INTERPRET=1 the @jit stdlib functions (sum, max, argmax, cumsum, sort, ...) are
+    InterpretedFunctions, so the class attribute is a plain ``wrapper`` closing over them.
+    """
+    import triton.language.core as core
+    out = []
+    for name, v in list(vars(core.tensor).items()):
+        if inspect.isfunction(v) and v.__closure__:
+            for cell in v.__closure__:
+                try:
+                    c = cell.cell_contents
+                except ValueError:
+                    continue
+                if _is_interpreted_function(c):
+                    out.append((name, c))
+                    break
+    return out
+
+
+@contextlib.contextmanager
+def _patched_tensor_methods(enabled: bool):
+    """GLOBAL STATE, opt-in: temporarily make tl.tensor.<method> the translated JITFunction
+    (what it is without TRITON_INTERPRET), so ``x.sum(0)``-style calls compile. Restored on exit."""
+    if not enabled:
+        yield
+        return
+    import triton.language.core as core
+    with _PATCH_LOCK:
+        saved = []
+        try:
+            for name, interp in _interp_tensor_member_wrappers():
+                saved.append((name, vars(core.tensor)[name]))
+                setattr(core.tensor, name, _interp_to_jit(interp))
+            yield
+        finally:
+            for name, orig in reversed(saved):
+                setattr(core.tensor, name, orig)
+
+
+def _innermost(fn):
+    for _ in range(16):
+        if isinstance(fn, JITFunction) or _is_interpreted_function(fn) or getattr(fn, "fn", None) is None:
+            return fn
+        fn = fn.fn
+    return fn
+
+
+def as_jit_function(fn) -> JITFunction:
+    """Return the JITFunction for a JITFunction / InterpretedFunction / Autotuner / Heuristics."""
+    seen = 0
+    while True:
+        if isinstance(fn, JITFunction):
+            return fn
+        if _is_interpreted_function(fn):
+            return _interp_to_jit(fn)
+        # Autotuner / Heuristics (3.6-3.9) wrap the kernel in `.fn`
+        inner = getattr(fn, "fn", None)
+        if inner is None or seen > 16:
+            raise TypeError(f"cannot get a JITFunction from {type(fn)!r}")
+        fn, seen = inner, seen + 1
+
+
+# ---------------------------------------------------------------------------
+# Argument normalisation
+# ---------------------------------------------------------------------------
+
+class _PtrStandIn:
+    """Pointer stand-in: only .dtype matters; data_ptr()==0 => 16-byte aligned ('D').
+
+    Same duck type as triton.runtime.jit.MockTensor (3.6-3.9). native_specialize_impl
+    recognises it through its ``data_ptr`` + ``dtype`` attributes.
+    """
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    @staticmethod
+    def data_ptr():
+        return 0
+
+    @staticmethod
+    def ptr_range():
+        return 0
+
+
+def _normalize_arg(v, assume_aligned: bool):
+    try:
+        import torch
+    except ImportError:  # pragma: no cover
+        torch = None
+    if torch is not None and isinstance(v, torch.Tensor):
+        return _PtrStandIn(v.dtype) if assume_aligned else v
+    if torch is not None and isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        raise TypeError("symbolic scalars must be replaced by concrete python values before TTIR generation")
+    if type(v).__name__ == "TensorDescriptor" and type(v).__module__.startswith("triton.tools"):
+        if assume_aligned and torch is not None and isinstance(v.base, torch.Tensor):
+            import dataclasses
+            # dataclasses.replace would re-run __post_init__ (data_ptr/stride checks): bypass
+            nv = object.__new__(type(v))
+            for f in dataclasses.fields(v):
+                object.__setattr__(nv, f.name, getattr(v, f.name))
+            nv.base = _PtrStandIn(v.base.dtype)
+            return nv
+        return v
+    if isinstance(v, tuple) and not hasattr(v, "_fields"):
+        return tuple(_normalize_arg(x, assume_aligned) for x in v)
+    return v
+
+
+def _default_options(jf: JITFunction) -> dict:
+    # Mirrors the kwargs JITFunction.run adds before backend.parse_options.
+    from triton import knobs
+    opts = {"debug": bool(jf.debug) or bool(knobs.runtime.debug)}  # 3.6-3.9
+    comp = knobs.compilation
+    if hasattr(comp, "instrumentation_mode"):  # 3.6-3.9
+        opts["instrumentation_mode"] = comp.instrumentation_mode
+    if hasattr(comp, "fpsan_homomorphic_casts"):  # 3.9 only
+        opts["fpsan_homomorphic_casts"] = comp.fpsan_homomorphic_casts
+    return opts
+
+
+# ---------------------------------------------------------------------------
+# Specialization
+# ---------------------------------------------------------------------------
+
+def _ordered_args(jf: JITFunction, args: dict) -> Dict[str, Any]:
+    names = list(jf.arg_names)
+    missing = [n for n in names if n not in args]
+    extra = [n for n in args if n not in names]
+    if missing or extra:
+        raise ValueError(f"args must map every kernel parameter exactly: missing={missing}, unknown={extra}, "
+                         f"expected={names}")
+    return {n: args[n] for n in names}
+
+
+def _specialize_via_runtime(jf, backend, ordered: dict, opts: dict):
+    """Use the version's own binder + _pack_args (exactly what JITFunction.run does).
+
+    3.6-3.9: triton.runtime.jit.create_function_from_signature(sig, kparams, backend)
+    returns binder(*args, **kw) -> (bound_args, specialization, extra_kwargs), and
+    JITFunction._pack_args(backend, kwargs, bound_args, specialization, options)
+    -> (options, signature, constexprs, attrs).
+    """
+    binder = _jit_mod.create_function_from_signature(jf.signature, jf.params, backend)
+    bound_args, specialization, extra = binder(**ordered, **opts)
+    kwargs = dict(ordered)
+    kwargs.update(opts)
+    options, signature, constexprs, attrs = jf._pack_args(backend, kwargs, bound_args, specialization, extra)
+    return options, signature, constexprs, attrs
+
+
+def _specialize_manual(jf, backend, ordered: dict, opts: dict):
+    """Fallback re-implementation of create_function_from_signature + _pack_args (3.7-3.9 semantics)."""
+    from triton._utils import find_paths_if, get_iterable_path
+    if hasattr(_jit_mod, "native_specialize_impl"):
+        # 3.6-3.9 (C++ implementation). JITFunction's binder passes the backend *instance*
+        # (backend-specific parse_attr/get_tensor_specialization, e.g. AMD); mangle_type passes
+        # the BaseBackend class.
+        def spec(arg, is_const, specialize, align):
+            return _jit_mod.native_specialize_impl(backend, arg, is_const, specialize, align)
+    elif hasattr(_jit_mod, "create_specialize_impl"):
+        # older Triton (3.3-3.4 era; not present in 3.6-3.9)
+        try:
+            _impl = _jit_mod.create_specialize_impl(specialize_extra=backend.get_arg_specialization)
+        except TypeError:
+            import functools
+            _impl = functools.partial(_jit_mod.create_specialize_impl(),
+                                      specialize_extra=backend.get_arg_specialization)
+
+        def spec(arg, is_const, specialize, align):
+            return _impl(arg, is_const=is_const, specialize_value=specialize, align=align)
+    else:  # pragma: no cover
+        raise RuntimeError("no specialize implementation found in triton.runtime.jit")
+
+    specialization = []
+    for kp, value in zip(jf.params, ordered.values()):
+        if kp.is_constexpr:
+            specialization.append(("constexpr", value))
+            continue
+        ret = spec(value, kp.is_const, not kp.do_not_specialize, not kp.do_not_specialize_on_alignment)
+        ann = getattr(kp, "annotation_type", "")
+        if ann:
+            specialize = not kp.do_not_specialize
+            if ann == "u1" or ann[:2] in ["fp", "bf"]:
+                specialize = False
+            specialization.append((ann, ) + tuple(ret[1:]) if specialize else (ann, None))
+        else:
+            specialization.append(ret)
+    sigvals = [x[0] for x in specialization]
+    signature = {k: v for k, v in zip(ordered.keys(), sigvals)}
+    constexpr_paths = find_paths_if(sigvals, lambda _, val: val == "constexpr")
+    constexprs = {p: get_iterable_path(list(ordered.values()), p) for p in constexpr_paths}
+    # 3.7+: constexpr slots map to '' so a str constexpr is never parsed as an attr.
+    # (3.6 used x[1] for constexprs too, i.e. a *str-valued* constexpr would be fed to parse_attr.)
+    attrvals = ['' if x[0] == 'constexpr' else x[1] for x in specialization]
+    attr_paths = find_paths_if(attrvals, lambda _, x: isinstance(x, str))
+    attrs = {p: backend.parse_attr(get_iterable_path(attrvals, p)) for p in attr_paths}
+    options = backend.parse_options(dict(opts))
+    return options, signature, constexprs, attrs
+
+
+def compute_specialization(fn, args: dict, *, target=None, options: Optional[dict] = None, assume_aligned=True,
+                           use_runtime_helpers: Optional[bool] = None):
+    """Return (jit_fn, target, backend, options, signature, constexprs, attrs)."""
+    jf = as_jit_function(fn)
+    target = target or _default_target()
+    backend = _make_backend(target)
+    ordered = _ordered_args(jf, args)
+    ordered = {k: _normalize_arg(v, assume_aligned) for k, v in ordered.items()}
+    opts = _default_options(jf)
+    if options:
+        opts.update(options)
+    if use_runtime_helpers is None:
+        use_runtime_helpers = (hasattr(_jit_mod, "create_function_from_signature") and hasattr(jf, "_pack_args")
+                               and len(inspect.signature(jf._pack_args).parameters) == 5)
+    if use_runtime_helpers:
+        res = _specialize_via_runtime(jf, backend, ordered, opts)
+    else:
+        res = _specialize_manual(jf, backend, ordered, opts)
+    return (jf, target, backend) + tuple(res)
+
+
+# ---------------------------------------------------------------------------
+# TTIR
+# ---------------------------------------------------------------------------
+
+def _call_make_ir(src, target, options, backend, context):
+    params = list(inspect.signature(src.make_ir).parameters)
+    gci_params = inspect.signature(backend.get_codegen_implementation).parameters
+    codegen_fns = backend.get_codegen_implementation(*([options] if len(gci_params) == 1 else []))
+    if len(params) == 5:
+        # 3.6-3.9: make_ir(target, options, codegen_fns, module_map, context)
+        return src.make_ir(target, options, codegen_fns, backend.get_module_map(), context)
+    if len(params) == 4:
+        # older (3.2-3.5): make_ir(options, codegen_fns, module_map, context)
+        return src.make_ir(options, codegen_fns, backend.get_module_map(), context)
+    if len(params) == 3:  # even older: make_ir(options, codegen_fns, context)
+        return src.make_ir(options, codegen_fns, context)
+    return src.make_ir(options, context)
+
+
+def generate_ttir_module(fn, args: dict, *, target=None, options: Optional[dict] = None, assume_aligned=True,
+                         use_runtime_helpers: Optional[bool] = None, patch_interp_tensor_methods: bool = False):
+    """Like generate_ttir_text but returns (module, info dict). Keep the module alive while using it."""
+    from triton._C.libtriton import ir
+    from triton.compiler.compiler import ASTSource
+
+    jf, target, backend, opts, signature, constexprs, attrs = compute_specialization(
+        fn, args, target=target, options=options, assume_aligned=assume_aligned,
+        use_runtime_helpers=use_runtime_helpers)
+
+    # 3.6-3.9: ASTSource(fn, signature, constexprs=None, attrs=None); constexprs/attrs are
+    # keyed by index paths, e.g. {(2,): 1024}; str keys (param names) are converted to (idx,).
+    src = ASTSource(jf, signature, constexprs, attrs)
+    context = ir.context()
+    ir.load_dialects(context)
+    backend.load_dialects(context)
+    with _patched_tensor_methods(patch_interp_tensor_methods and _is_interpreted_function(_innermost(fn))):
+        module = _call_make_ir(src, target, opts, backend, context)
+    if not module.verify():
+        raise RuntimeError("TTIR verification failed")
+    info = dict(signature=signature, constexprs=constexprs, attrs=attrs, options=opts, target=target,
+                jit_fn=jf, context=context)
+    return module, info
+
+
+def generate_ttir_text(fn, args: dict, **kw) -> str:
+    """TTIR text (with loc(...) debug info) of ``fn`` specialised for ``args``."""
+    module, _info = generate_ttir_module(fn, args, **kw)
+    return str(module)
