@@ -83,15 +83,11 @@ def forward(self, x_1, y_1):
         self.assertExpectedInline(gm.code.strip(), """\
 def forward(self, x_1, y_1):
     empty_like = torch.ops.aten.empty_like.default(x_1, pin_memory = False)
-    add_kernel = torch.ops.higher_order.user_triton_kernel_functional(kernel = 'core_kernels:add_kernel@b387b83c00b6c207', constant_args = '{"ACT":"relu"}', configs = '[]', grids = [3, 1, 1], kwargs = {'x_ptr': x_1, 'y_ptr': y_1, 'out_ptr': empty_like, 'n': 40, 'BLOCK': 16}, tensors_to_clone = ['x_ptr', 'y_ptr', 'out_ptr']);  empty_like = None
-    getitem = add_kernel[0]
-    getitem_1 = add_kernel[1]
-    getitem_2 = add_kernel[2];  add_kernel = None
-    scale_inplace = torch.ops.higher_order.user_triton_kernel_functional(kernel = 'core_kernels:scale_inplace@cbac6745caad93e6', constant_args = '{}', configs = '[]', grids = [3, 1, 1], kwargs = {'x_ptr': getitem_2, 'n': 40, 'scale': 2.0, 'BLOCK': 16}, tensors_to_clone = ['x_ptr']);  getitem_2 = None
-    getitem_3 = scale_inplace[0];  scale_inplace = None
-    copy_ = torch.ops.aten.copy_.default(x_1, getitem);  x_1 = getitem = copy_ = None
-    copy__1 = torch.ops.aten.copy_.default(y_1, getitem_1);  y_1 = getitem_1 = copy__1 = None
-    return getitem_3""")
+    add_kernel = torch.ops.higher_order.user_triton_kernel_functional(kernel = 'core_kernels:add_kernel@b387b83c00b6c207', constant_args = '{"ACT":"relu"}', configs = '[]', grids = [3, 1, 1], kwargs = {'x_ptr': x_1, 'y_ptr': y_1, 'out_ptr': empty_like, 'n': 40, 'BLOCK': 16}, tensors_to_clone = ['out_ptr']);  x_1 = y_1 = empty_like = None
+    getitem = add_kernel[0];  add_kernel = None
+    scale_inplace = torch.ops.higher_order.user_triton_kernel_functional(kernel = 'core_kernels:scale_inplace@cbac6745caad93e6', constant_args = '{}', configs = '[]', grids = [3, 1, 1], kwargs = {'x_ptr': getitem, 'n': 40, 'scale': 2.0, 'BLOCK': 16}, tensors_to_clone = ['x_ptr']);  getitem = None
+    getitem_1 = scale_inplace[0];  scale_inplace = None
+    return getitem_1""")
 
 
 class TestExport(TestCase):

@@ -7,7 +7,7 @@ torch.export and torch.compile.
     ... def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr): ...
 """
 
-from ._analysis import identify_mutated_tensors
+from ._analysis import explain, identify_accessed_tensors, identify_mutated_tensors
 from ._hopifier import TracingTritonHOPifier, TritonHOPifier
 from ._hops import triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
 from ._side_table import kernel_side_table
@@ -21,8 +21,11 @@ __all__ = [
     "TritonHOPifier",
     "TracingTritonHOPifier",
     "identify_mutated_tensors",
+    "identify_accessed_tensors",
+    "explain",
 ]
 
-for _name in ("TritonHOPifier", "TracingTritonHOPifier", "identify_mutated_tensors"):
+for _name in ("TritonHOPifier", "TracingTritonHOPifier", "identify_mutated_tensors", "identify_accessed_tensors",
+              "explain"):
     globals()[_name].__module__ = __name__
 del _name

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import logging
 import threading
 from typing import Any
@@ -240,7 +241,7 @@ def _bits(mask: int, limit: int) -> list[int]:
 # --- kernel level ----------------------------------------------------------------------
 
 def _complete_arguments(kernel: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Every parameter's value: autotune config 0 and heuristics fill what the call leaves out."""
+    """Every parameter's value: autotune config 0, heuristics and defaults fill what the call leaves out."""
     args = dict(kwargs)
     layer = unwrap_user_object(kernel)
     while not _compat.is_base_kernel(layer):
@@ -252,6 +253,9 @@ def _complete_arguments(kernel: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
                 if name not in args:
                     args[name] = fn(args)
         layer = layer.fn
+    for name, parameter in inspect.signature(_compat.python_function(layer)).parameters.items():
+        if name not in args and parameter.default is not inspect.Parameter.empty:
+            args[name] = parameter.default
     return args
 
 

@@ -1,0 +1,106 @@
+"""The TTIR read/write analysis: exact sets over the kernel corpus, safe fallback, override, cache, explain."""
+
+import logging
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from torch_triton_hop import explain, identify_accessed_tensors, identify_mutated_tensors, wrap_triton
+from torch_triton_hop.errors import UnsupportedTritonKernelError
+
+from kernels import CASES
+
+import core_kernels as K
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_corpus_read_and_write_sets_are_exact(case):
+    accesses = identify_accessed_tensors(case.kernel, case.make_kwargs())
+    assert accesses.fallback_reason is None
+    assert (tuple(accesses.reads), tuple(accesses.writes)) == (case.reads, case.writes), case.note
+
+
+def test_corpus_covers_the_constructs():
+    assert len(CASES) >= 40
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.interpretable][:: 4], ids=lambda c: c.name)
+def test_corpus_writes_agree_with_running_the_kernel(case):
+    """Tensors outside the analysed write set are untouched by a real (interpreted) run."""
+    kwargs = case.make_kwargs()
+    before = {k: v.clone() for k, v in kwargs.items() if isinstance(v, torch.Tensor)}
+    case.kernel[case.grid](**kwargs)
+    writes = identify_mutated_tensors(case.kernel, kwargs)
+    changed = [k for k, v in before.items() if not torch.equal(v, kwargs[k])]
+    assert set(changed) <= set(writes)
+
+
+@triton.jit
+def _impure_asm(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [tl.load(x_ptr + offs)], dtype=tl.int32,
+                                  is_pure=False, pack=1)
+    tl.store(out_ptr + offs, y)
+
+
+def test_undecidable_kernels_fall_back_to_all_written_with_one_warning(caplog):
+    kwargs = {"x_ptr": torch.zeros(16, dtype=torch.int32), "out_ptr": torch.zeros(16, dtype=torch.int32),
+              "BLOCK": 16}
+    with caplog.at_level(logging.WARNING, logger="torch_triton_hop._analysis"):
+        for _ in range(3):
+            accesses = identify_accessed_tensors(_impure_asm, kwargs)
+    assert accesses.writes == ["x_ptr", "out_ptr"]
+    assert "impure inline assembly" in accesses.fallback_reason
+    warnings = [r for r in caplog.records if "cannot tell which arguments" in r.getMessage()]
+    assert len(warnings) == 1 and "x_ptr, out_ptr" in warnings[0].getMessage()
+
+
+def test_writes_override_skips_the_analysis():
+    kernel = wrap_triton(_impure_asm, writes=["out_ptr"])
+    kwargs = {"x_ptr": torch.zeros(16, dtype=torch.int32), "out_ptr": torch.zeros(16, dtype=torch.int32),
+              "BLOCK": 16}
+    assert identify_mutated_tensors(kernel, kwargs) == ["out_ptr"]
+
+
+def test_scalars_and_constexprs_are_never_reported():
+    kwargs = {"x_ptr": torch.ones(16), "n": 16, "scale": 2.0, "BLOCK": 16}
+    assert identify_accessed_tensors(K.scale_inplace, kwargs).writes == ["x_ptr"]
+
+
+def test_symbolic_and_fake_arguments_are_analysed():
+    """Under make_fx(functionalize) with symbolic shapes, only the written tensor is cloned."""
+    def f(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(K.add_kernel)[(triton.cdiv(x.numel(), 16),)](x, y, out, x.numel(), BLOCK=16)
+        return out
+
+    gm = make_fx(torch.func.functionalize(f), tracing_mode="symbolic")(torch.randn(40), torch.randn(40))
+    (node,) = [n for n in gm.graph.nodes if "user_triton_kernel" in str(n.target)]
+    assert node.kwargs["tensors_to_clone"] == ["out_ptr"]
+
+
+def test_explain_names_the_source_lines_of_each_write():
+    kwargs = {"x_ptr": torch.ones(16), "y_ptr": torch.ones(16), "out_ptr": torch.ones(16), "n": 16,
+              "BLOCK": 16, "ACT": None}
+    text = explain(K.add_kernel, kwargs)
+    store_line = next(i for i, line in enumerate(open(K.__file__).read().splitlines(), 1)
+                      if "tl.store(out_ptr + offs, out" in line)
+    assert "reads:  x_ptr, y_ptr" in text and "writes: out_ptr" in text
+    assert f"out_ptr <- {K.__file__}:{store_line}" in text
+
+
+def test_explain_on_the_command_line():
+    result = subprocess.run(
+        [sys.executable, "-m", "torch_triton_hop", "explain", "core_kernels:add_kernel",
+         "x_ptr=f32[16]", "y_ptr=f32[16]", "out_ptr=f32[16]", "n=16", "BLOCK=16", "ACT=None"],
+        capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": os.path.dirname(__file__) + os.pathsep + os.environ.get("PYTHONPATH", "")},
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "writes: out_ptr" in result.stdout
