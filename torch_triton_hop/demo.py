@@ -87,7 +87,7 @@ def main() -> None:
         raise SystemExit("loading the exported program failed")
 
     _section("4. torch.compile(fullgraph=True)")
-    backend = "inductor" if DEVICE == "cuda" else "aot_eager"
+    backend = "aot_eager"  # Dynamo + AOTAutograd; inductor lowering of the HOPs is not written yet
     compiled = torch.compile(model, backend=backend, fullgraph=True, dynamic=True)
     torch.testing.assert_close(compiled(x, y), expected)
     print(f"backend={backend!r}: compiled result matches eager")
