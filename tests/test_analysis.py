@@ -21,6 +21,8 @@ import core_kernels as K
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_corpus_read_and_write_sets_are_exact(case):
+    if "atomic_load" in case.name and not hasattr(tl, "atomic_load"):
+        pytest.skip("tl.atomic_load is new in triton 3.7")
     accesses = identify_accessed_tensors(case.kernel, case.make_kwargs())
     assert accesses.fallback_reason is None
     assert (tuple(accesses.reads), tuple(accesses.writes)) == (case.reads, case.writes), case.note

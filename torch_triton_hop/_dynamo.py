@@ -164,15 +164,20 @@ class DynamoTritonHOPifier(TritonHOPifier):
 
 def _entry_call_function(tx: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
     wrapper_vt, grid_vt, *kernel_args = args
-    kernel = wrapper_vt.var_getattr(tx, "kernel")
-    kernel = getattr(kernel, "value", None)
+    wrapper = getattr(wrapper_vt, "value", None)
+    if wrapper is not None and "kernel" in getattr(wrapper, "__dict__", {}):
+        kernel, writes = wrapper.kernel, wrapper.writes  # a wrapper made outside the compiled code
+    else:  # made inside it: Dynamo holds its attributes
+        kernel_vt = wrapper_vt.var_getattr(tx, "kernel")
+        # Dynamo wraps JITFunctions in its own TritonKernelVariable (.kernel), others in .value.
+        kernel = getattr(kernel_vt, "kernel", getattr(kernel_vt, "value", None))
+        writes = wrapper_vt.var_getattr(tx, "writes").as_python_constant()
     if not _compat.is_triton_kernel(kernel):
         _compat.dynamo_unimplemented(
             gb_type="wrap_triton: unsupported kernel call",
             explanation=f"wrap_triton: could not find the triton kernel behind {wrapper_vt}. "
             "Wrap a kernel defined at module level, or call wrap_triton outside the compiled function.",
         )
-    writes = wrapper_vt.var_getattr(tx, "writes").as_python_constant()
     from ._wrap import wrap_triton  # _wrap imports this module
 
     wrapper = wrap_triton(kernel, writes=writes)

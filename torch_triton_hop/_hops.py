@@ -89,14 +89,18 @@ triton_kernel_wrapper_functional = TritonKernelWrapperFunctional()
 # --- launching -------------------------------------------------------------------------
 
 def _select_grid(configs: list, grids: list) -> Any:
-    """A triton grid callable picking, from the config the autotuner chose, its grid."""
+    """A triton grid callable that picks the grid traced for the config the autotuner chose.
+
+    triton calls it with the kernel's bound arguments, which hold a config's kwargs but not
+    its num_warps / num_stages; the traced grids depend on the same kwargs only.
+    """
     if all(g == grids[0] for g in grids):
         return grids[0]
-    keyed = [({**c["kwargs"], **{k: v for k, v in c.items() if k != "kwargs"}}, g) for c, g in zip(configs, grids)]
+    keyed = [(c["kwargs"], g) for c, g in zip(configs, grids)]
 
     def grid(meta: dict[str, Any]) -> Any:
-        for fields, g in keyed:
-            if all(meta.get(name) == value for name, value in fields.items()):
+        for kwargs, g in keyed:
+            if all(meta.get(name) == value for name, value in kwargs.items()):
                 return g
         raise RuntimeError(f"wrap_triton: the autotuner chose a config that was not traced: {meta}")
 
