@@ -20,7 +20,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def add(x, y):
     out = torch.empty_like(x)
-    wrap_triton(add_kernel)[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](
+    # (n + B - 1) // B spelled out: triton.cdiv's expression differs between triton releases.
+    wrap_triton(add_kernel)[lambda meta: ((meta["n"] + meta["BLOCK"] - 1) // meta["BLOCK"],)](
         x, y, out, x.numel(), BLOCK=16, ACT="relu"
     )
     return out
@@ -28,7 +29,7 @@ def add(x, y):
 
 def add_then_scale(x, y):
     out = add(x, y)
-    scale_inplace[(triton.cdiv(out.numel(), 16),)](out, out.numel(), 2.0, BLOCK=16)
+    scale_inplace[((out.numel() + 15) // 16,)](out, out.numel(), 2.0, BLOCK=16)
     return out
 
 
@@ -67,8 +68,9 @@ def forward(self, x_1, y_1):
 def forward(self, x_1, y_1):
     empty_like = torch.ops.aten.empty_like.default(x_1, pin_memory = False)
     sym_numel_default = torch.ops.aten.sym_numel.default(x_1)
-    add = sym_numel_default + 15
-    floordiv = add // 16;  add = None
+    add = sym_numel_default + 16
+    sub = add - 1;  add = None
+    floordiv = sub // 16;  sub = None
     add_kernel = torch.ops.higher_order.user_triton_kernel_mutation(kernel = 'core_kernels:add_kernel@b387b83c00b6c207', constant_args = '{"ACT":"relu"}', configs = '[]', grids = [floordiv, 1, 1], kwargs = {'x_ptr': x_1, 'y_ptr': y_1, 'out_ptr': empty_like, 'n': sym_numel_default, 'BLOCK': 16});  floordiv = x_1 = y_1 = sym_numel_default = add_kernel = None
     sym_numel_default_1 = torch.ops.aten.sym_numel.default(empty_like)
     add_1 = sym_numel_default_1 + 15

@@ -64,7 +64,7 @@ class TritonKernelWrapper:
         self.kernel = kernel
         self.writes = None if writes is None else tuple(writes)
         # Under the interpreter triton cannot autotune; our launch path runs the first config.
-        self.launch_directly = not _interpreted_autotuner(kernel)
+        self.launch_directly = torch.compiler.is_dynamo_compiling() or not _interpreted_autotuner(kernel)
 
     @property
     def __wrapped_triton_kernel__(self) -> Any:
@@ -151,6 +151,10 @@ def wrap_triton(kernel: Any = None, /, *, writes: Iterable[str] | None = None) -
     """
     if kernel is None:
         return lambda k: wrap_triton(k, writes=writes)
+    if torch.compiler.is_dynamo_compiling():
+        # Dynamo sees triton kernels as its own variables; the checks run when it captures
+        # the call. See [Note: How Dynamo meets a wrapped kernel].
+        return TritonKernelWrapper(kernel, writes)
     if isinstance(kernel, TritonKernelWrapper):
         return kernel if writes is None else TritonKernelWrapper(kernel.kernel, _checked_writes(kernel.kernel, writes))
     if not _compat.is_triton_kernel(kernel):
