@@ -1,0 +1,57 @@
+"""The HOPs' dispatch rules: functional clones keep strides, aliasing writes are refused, subclasses see nested tensors."""
+
+import pytest
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from torch_triton_hop import (
+    kernel_side_table,
+    triton_kernel_wrapper_functional,
+    triton_kernel_wrapper_mutation,
+    wrap_triton,
+)
+from torch_triton_hop.errors import UnsupportedTritonKernelError
+
+import core_kernels as K
+
+
+def _node_args(x, n=4, scale=2.0):
+    key = kernel_side_table.add_kernel(K.scale_inplace)
+    return dict(kernel=key, constant_args="{}", configs="[]", grids=[1, 1, 1],
+                kwargs={"x_ptr": x, "n": n, "scale": scale, "BLOCK": 16})
+
+
+def test_functional_dense_clones_written_tensors_with_their_strides():
+    base = torch.arange(8.0)
+    x = base[::2]  # non-contiguous
+    (out,) = triton_kernel_wrapper_functional(**_node_args(x), tensors_to_clone=["x_ptr"])
+    assert out.stride() == x.stride()
+    torch.testing.assert_close(x, torch.tensor([0.0, 2.0, 4.0, 6.0]))  # input untouched
+
+
+def test_mutation_dense_launches_in_place():
+    x = torch.ones(4)
+    triton_kernel_wrapper_mutation(**_node_args(x))
+    torch.testing.assert_close(x, torch.full((4,), 2.0))
+
+
+def test_written_views_of_one_storage_are_refused_under_functionalization():
+    def f(buf):
+        wrap_triton(K.add_kernel)[(1,)](buf[:4], buf[4:], buf[:4], 4, BLOCK=16)  # out aliases x
+        return buf
+
+    with pytest.raises(UnsupportedTritonKernelError, match="'x_ptr' and 'out_ptr' share memory"):
+        make_fx(torch.func.functionalize(f))(torch.ones(8))
+
+
+class _Subclass(torch.Tensor):
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+def test_tensor_subclasses_nested_in_kwargs_are_seen_by_dispatch():
+    """A subclass inside the kwargs dict reaches HOP dispatch (which asks it for a rule), not a raw launch."""
+    x = torch.ones(4).as_subclass(_Subclass)
+    with pytest.raises(NotImplementedError, match="_Subclass"):
+        triton_kernel_wrapper_mutation(**_node_args(x))
