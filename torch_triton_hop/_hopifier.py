@@ -127,6 +127,13 @@ class TritonHOPifier:
         if missing and not all(_has_default(base, n) for n in missing):
             self.raise_unsupported(f"missing kernel arguments {missing}", fix="Pass every kernel parameter")
 
+        for name, value in combined.items():
+            if _compat.is_host_tensor_descriptor(value):
+                self.raise_unsupported(
+                    f"argument {name!r} is a host-side TensorDescriptor", type(value).__name__,
+                    why="Its tensor would be baked into the graph as a constant",
+                    fix="Pass the tensor and build the descriptor in the kernel with tl.make_tensor_descriptor",
+                )
         graphable = {k: v for k, v in combined.items() if self.is_graphable(v)}
         constants = {k: self.constant_value(v) for k, v in combined.items() if k not in graphable}
         return self.call_HOP(
