@@ -110,3 +110,24 @@ def test_explain_on_the_command_line():
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "writes: out_ptr" in result.stdout
+
+
+TTIR = os.path.join(os.path.dirname(__file__), "ttir")
+
+
+@pytest.mark.parametrize(
+    "fixture, entry, reads, writes",
+    [
+        # tl.make_block_ptr: follow the base pointer only (block pointers are gone in triton 3.9).
+        ("block_ptr_triton36.ttir", "block_ptr_kernel", {0}, {1}),
+        # A host-side descriptor is its own parameter plus 2 shapes and 2 strides: out_desc is #5.
+        ("host_desc_triton36.ttir", "host_desc_kernel", {0}, {5}),
+    ],
+)
+def test_ttir_from_older_triton_releases(fixture, entry, reads, writes):
+    from torch_triton_hop._analysis import _FunctionAnalysis
+    from torch_triton_hop._ttir import parse_module
+
+    functions, aliases = parse_module(open(os.path.join(TTIR, fixture)).read())
+    summary = _FunctionAnalysis(functions, aliases).summary(entry)
+    assert (summary.reads, set(summary.writes)) == (reads, writes)
