@@ -122,6 +122,8 @@ TTIR = os.path.join(os.path.dirname(__file__), "ttir")
         ("block_ptr_triton36.ttir", "block_ptr_kernel", {0}, {1}),
         # A host-side descriptor is its own parameter plus 2 shapes and 2 strides: out_desc is #5.
         ("host_desc_triton36.ttir", "host_desc_kernel", {0}, {5}),
+        # cf.cond_br passes %a or %b to ^bb1's argument, which is stored to: both may be written.
+        ("branch_to_block_argument.ttir", "k", set(), {0, 1, 2}),
     ],
 )
 def test_ttir_from_older_triton_releases(fixture, entry, reads, writes):

@@ -149,6 +149,13 @@ class _FunctionAnalysis:
             else:
                 add(op.results, op.operands)
 
+        # Unstructured branches (cf.br / cf.cond_br, e.g. from an early return) pass values
+        # to later blocks' arguments; wire every such argument to every branch operand:
+        # an over-approximation, never a missed write.
+        branch_operands = [v for op in walk(function.body) if op.name.startswith("cf.") for v in op.operands]
+        if branch_operands:
+            for block in _non_entry_blocks(function):
+                add(block.args, branch_operands)
         masks = _propagate(deps, fixed)
         writes: dict[int, list[str]] = {}
         for value, site in write_roots:
@@ -213,6 +220,14 @@ class _FunctionAnalysis:
             for k, result in enumerate(op.results):
                 sources = [t[k] for t in terminators if k < len(t)]
                 add([result], sources if op.name == "scf.if" else sources + op.operands)
+
+
+def _non_entry_blocks(function: Function) -> list[Any]:
+    blocks = list(function.body[1:])
+    for op in walk(function.body):
+        for region in op.regions:
+            blocks.extend(region[1:])
+    return blocks
 
 
 def _propagate(deps: dict[int, list[int]], fixed: dict[int, int]) -> dict[int, int]:
