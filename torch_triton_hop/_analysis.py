@@ -22,7 +22,6 @@ warning per kernel saying why.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 import logging
 import threading
@@ -31,7 +30,7 @@ from typing import Any
 import torch
 
 from . import _compat
-from ._side_table import base_kernel, compute_kernel_key, unwrap_user_object
+from ._side_table import base_kernel, kernel_side_table, unwrap_user_object
 from ._ttir import Function, Op, parse_module, resolve_location, walk
 
 log = logging.getLogger(__name__)
@@ -374,7 +373,7 @@ def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAcce
         writes = [name for name in tensors if name in declared]
         return TensorAccesses(reads=tensors, writes=writes, fallback_reason="declared with wrap_triton(writes=...)")
     args = _complete_arguments(kernel, kwargs)
-    cache_key = (compute_kernel_key_cached(kernel), _specialization_key(base, args))
+    cache_key = (kernel_side_table.add_kernel(kernel), _specialization_key(base, args))
     cached = _cache.results.get(cache_key)
     if cached is None:
         try:
@@ -401,18 +400,6 @@ def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAcce
         write_sites={name: list(dict.fromkeys(writes[name])) for name in tensors if name in writes},
         fallback_reason=reason,
     )
-
-
-@functools.lru_cache(maxsize=1024)
-def _kernel_key(kernel: Any) -> str:
-    return compute_kernel_key(kernel)
-
-
-def compute_kernel_key_cached(kernel: Any) -> str:
-    try:
-        return _kernel_key(kernel)
-    except TypeError:  # unhashable kernel object
-        return compute_kernel_key(kernel)
 
 
 def identify_mutated_tensors(kernel: Any, kwargs: dict[str, Any]) -> list[str]:

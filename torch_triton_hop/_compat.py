@@ -21,7 +21,7 @@ from triton.runtime.jit import JITFunction
 from torch._C import DispatchKey
 from torch._ops import HigherOrderOperator
 from torch._subclasses.fake_tensor import FakeTensorMode
-from torch._subclasses.functional_tensor import BaseFunctionalizeAPI, FunctionalTensor
+from torch._subclasses.functional_tensor import FunctionalTensor
 from torch.fx.experimental.proxy_tensor import (
     ProxyTorchDispatchMode,
     disable_proxy_modes_tracing,
@@ -31,7 +31,6 @@ from torch.fx.experimental.symbolic_shapes import guard_scalar
 
 __all__ = [
     "Autotuner",
-    "BaseFunctionalizeAPI",
     "Config",
     "DispatchKey",
     "FakeTensorMode",

@@ -7,10 +7,8 @@ triton.runtime.driver.active, for JITFunction and InterpretedFunction kernels.
 """
 from __future__ import annotations
 
-import contextlib
 import inspect
 import sys
-import threading
 from types import ModuleType
 from typing import Any, Dict, Optional, Tuple
 
@@ -18,7 +16,7 @@ import triton
 import triton.runtime.jit as _jit_mod
 from triton.runtime.jit import JITFunction
 
-__all__ = ["generate_ttir_text", "generate_ttir_module", "compute_specialization", "as_jit_function"]
+__all__ = ["generate_ttir_module", "compute_specialization", "as_jit_function"]
 
 
 # ---------------------------------------------------------------------------
@@ -167,60 +165,6 @@ def _patch_capture_scope(jf: JITFunction) -> None:
         return _translate_scope(orig_get_capture_scope())
 
     jf.get_capture_scope = get_capture_scope
-
-
-_PATCH_LOCK = threading.RLock()
-
-
-def _interp_tensor_member_wrappers():
-    """(name, InterpretedFunction) for tl.tensor members that forward to an InterpretedFunction.
-
-    triton.language.core._tensor_member_fn (3.6-3.9) does
-    ``setattr(tensor, fn.__name__, fn if isinstance(fn, JITCallable) else wrapper)``; under
-    TRITON_INTERPRET=1 the @jit stdlib functions (sum, max, argmax, cumsum, sort, ...) are
-    InterpretedFunctions, so the class attribute is a plain ``wrapper`` closing over them.
-    """
-    import triton.language.core as core
-    out = []
-    for name, v in list(vars(core.tensor).items()):
-        if inspect.isfunction(v) and v.__closure__:
-            for cell in v.__closure__:
-                try:
-                    c = cell.cell_contents
-                except ValueError:
-                    continue
-                if _is_interpreted_function(c):
-                    out.append((name, c))
-                    break
-    return out
-
-
-@contextlib.contextmanager
-def _patched_tensor_methods(enabled: bool):
-    """GLOBAL STATE, opt-in: temporarily make tl.tensor.<method> the translated JITFunction
-    (what it is without TRITON_INTERPRET), so ``x.sum(0)``-style calls compile. Restored on exit."""
-    if not enabled:
-        yield
-        return
-    import triton.language.core as core
-    with _PATCH_LOCK:
-        saved = []
-        try:
-            for name, interp in _interp_tensor_member_wrappers():
-                saved.append((name, vars(core.tensor)[name]))
-                setattr(core.tensor, name, _interp_to_jit(interp))
-            yield
-        finally:
-            for name, orig in reversed(saved):
-                setattr(core.tensor, name, orig)
-
-
-def _innermost(fn):
-    for _ in range(16):
-        if isinstance(fn, JITFunction) or _is_interpreted_function(fn) or getattr(fn, "fn", None) is None:
-            return fn
-        fn = fn.fn
-    return fn
 
 
 def as_jit_function(fn) -> JITFunction:
@@ -418,8 +362,8 @@ def _call_make_ir(src, target, options, backend, context):
 
 
 def generate_ttir_module(fn, args: dict, *, target=None, options: Optional[dict] = None, assume_aligned=True,
-                         use_runtime_helpers: Optional[bool] = None, patch_interp_tensor_methods: bool = False):
-    """Like generate_ttir_text but returns (module, info dict). Keep the module alive while using it."""
+                         use_runtime_helpers: Optional[bool] = None):
+    """The TTIR module of `fn` specialised for `args`, and an info dict (signature, constexprs, ...)."""
     from triton._C.libtriton import ir
     from triton.compiler.compiler import ASTSource
 
@@ -433,16 +377,9 @@ def generate_ttir_module(fn, args: dict, *, target=None, options: Optional[dict]
     context = ir.context()
     ir.load_dialects(context)
     backend.load_dialects(context)
-    with _patched_tensor_methods(patch_interp_tensor_methods and _is_interpreted_function(_innermost(fn))):
-        module = _call_make_ir(src, target, opts, backend, context)
+    module = _call_make_ir(src, target, opts, backend, context)
     if not module.verify():
         raise RuntimeError("TTIR verification failed")
     info = dict(signature=signature, constexprs=constexprs, attrs=attrs, options=opts, target=target,
                 jit_fn=jf, context=context)
     return module, info
-
-
-def generate_ttir_text(fn, args: dict, **kw) -> str:
-    """TTIR text (with loc(...) debug info) of ``fn`` specialised for ``args``."""
-    module, _info = generate_ttir_module(fn, args, **kw)
-    return str(module)

@@ -10,7 +10,6 @@ import torch
 from . import _compat
 from ._dynamo import dynamo_entry
 from ._hopifier import tracing_hopifier
-from ._side_table import WRAPPED_KERNEL_ATTRIBUTE
 from .errors import raise_unsupported
 
 __all__ = ["wrap_triton", "TritonKernelWrapper"]
