@@ -12,6 +12,10 @@ from ._hopifier import TracingTritonHOPifier, TritonHOPifier
 from ._hops import triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
 from ._side_table import kernel_side_table
 from ._wrap import wrap_triton
+from . import _hops, _inductor_bridge
+
+# Inductor learns about our HOPs the first time a launch is functionalized while it is loaded.
+_hops.functionalization_hooks.append(_inductor_bridge.register_if_inductor_loaded)
 
 __all__ = [
     "wrap_triton",

@@ -269,3 +269,160 @@ def generate_ttir_text(kernel: Any, args: dict[str, Any]) -> tuple[str, set[int]
 def is_host_tensor_descriptor(value: Any) -> bool:
     # triton >= 3.4: triton.tools.tensor_descriptor.TensorDescriptor (host-side TMA).
     return type(value).__name__ == "TensorDescriptor" and type(value).__module__.startswith("triton.tools")
+
+
+# --- inductor (see _inductor_bridge.py) -----------------------------------------------
+# torch 2.11-2.13: inductor has no public extension API for a HOP; these are the hooks
+# its own HOPs use. Each function imports inductor lazily: `import torch_triton_hop`
+# must not import it.
+
+
+def inductor_ir() -> Any:
+    import torch._inductor.ir as ir
+
+    return ir
+
+
+def _virtualized() -> Any:
+    from torch._inductor.virtualized import V
+
+    return V
+
+
+def register_inductor_lowering(hop: HigherOrderOperator, fn: Any) -> None:
+    # torch 2.11-2.13: register_lowering(op, type_promotion_kind=None), as for torch's own HOPs.
+    from torch._inductor.lowering import register_lowering
+
+    register_lowering(hop, type_promotion_kind=None)(fn)
+
+
+def inductor_lowering(op: Any) -> Any:
+    from torch._inductor.lowering import lowerings
+
+    return lowerings[op]
+
+
+def register_post_grad_graph_pass(target: Any, handler: Any) -> None:
+    """Run `handler(match)` on every call of `target` in inductor's post-grad graphs, before
+    inductor's reinplace pass.
+
+    torch 2.11-2.13: post_grad.pass_patterns are the pattern passes post_grad_passes applies
+    (when config.pattern_matcher is on) before reinplace_inplaceable_ops; torch registers
+    its own graph rewrites there the same way.
+    """
+    from torch._inductor.fx_passes.post_grad import pass_patterns
+    from torch._inductor.pattern_matcher import CallFunctionVarArgs, register_graph_pattern
+
+    register_graph_pattern(CallFunctionVarArgs(target), pass_dict=pass_patterns[0])(handler)
+
+
+def inductor_current_node() -> Any:
+    return _virtualized().graph.current_node
+
+
+def inductor_uses_cpp_wrapper() -> bool:
+    return bool(_virtualized().graph.cpp_wrapper)
+
+
+def inductor_register_operation(operation: Any) -> None:
+    _virtualized().graph.register_operation(operation)
+
+
+def is_inductor_tensor(value: Any) -> bool:
+    return isinstance(value, inductor_ir().IRNode)
+
+
+def inductor_buffer_name(value: Any) -> Any:
+    try:
+        return value.get_name()
+    except (AttributeError, NotImplementedError):
+        return id(value)
+
+
+def inductor_require_exact_strides(value: Any, strides: Any) -> Any:
+    # torch 2.11-2.13: ExternKernel.require_exact_strides (SymInt strides accepted).
+    return inductor_ir().ExternKernel.require_exact_strides(value, strides)
+
+
+def inductor_add_header_import(wrapper: Any, line: str) -> None:
+    """Add `line` once to the generated module's header (torch 2.11-2.13: wrapper.header)."""
+    added = wrapper.__dict__.setdefault("_torch_triton_hop_imports", set())
+    if line not in added:
+        added.add(line)
+        wrapper.header.writeline(line)
+
+
+def ordered_set(*items: Any) -> Any:
+    from torch.utils._ordered_set import OrderedSet
+
+    return OrderedSet(items)
+
+
+def free_symbols(value: Any, unbacked_only: bool) -> Any:
+    # torch 2.11-2.13: torch._inductor.utils.get_free_symbols.
+    from torch._inductor.utils import get_free_symbols
+
+    return get_free_symbols(value, unbacked_only)
+
+
+def triton_compiles_for(device: torch.device) -> bool:
+    """Whether inductor compiles user triton kernels for `device` (torch 2.11-2.13: its GPU types)."""
+    from torch._inductor.utils import is_gpu
+
+    return is_gpu(device.type)
+
+
+def user_defined_triton_kernel(kernel: Any, grids: list, kernel_args: dict[str, Any], written: list[str]) -> Any:
+    """Lower one launch to inductor's ir.UserDefinedTritonKernel (a direct launch).
+
+    torch 2.11-2.13: the IR node names the kernel by an index into torch's kernel side table
+    (torch._higher_order_ops.triton_kernel_wrap.kernel_side_table), so the kernel is added
+    there; its constructor runs torch's own mutation analysis. Tensors our analysis says are
+    written but torch's does not are marked mutated as well, so the scheduler never
+    reorders a read across a write it was not told about.
+    """
+    from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table as torch_side_table
+
+    ir = inductor_ir()
+    node = ir.UserDefinedTritonKernel(
+        kernel_idx=torch_side_table.add_kernel(kernel),
+        grid=grids,
+        tma_descriptor_metadata={},
+        kernel_args=kernel_args,
+    )
+    mutated = {name for output in node.mutation_outputs for name in output.get_mutation_names()}
+    for name in written:
+        value = kernel_args.get(name)
+        if is_inductor_tensor(value):
+            buffer = ir.InputsKernel.unwrap_storage_for_input(ir.ExternKernel.realize_input(value))
+            if buffer.get_name() not in mutated:
+                node.mutation_outputs.append(ir.MutationOutput(ir.NoneLayout(device=node.device), buffer, node))
+    return node
+
+
+def is_non_overlapping_and_dense(t: torch.Tensor) -> bool:
+    # torch 2.11-2.13: torch._prims_common.is_non_overlapping_and_dense.
+    from torch._prims_common import is_non_overlapping_and_dense as check
+
+    return check(t)
+
+
+def clone_fake(t: torch.Tensor) -> torch.Tensor:
+    """A fake tensor's clone (same strides when dense), for graph-pass metadata."""
+    return torch.ops.aten.clone.default(t)
+
+
+def mark_side_effectful(hop: HigherOrderOperator) -> None:
+    """Keep calls of `hop` (no outputs, writes its arguments) out of FX dead-code elimination.
+
+    torch 2.11-2.13: torch.fx.node.has_side_effect, as torch does for its own mutation HOP.
+    """
+    from torch.fx.node import has_side_effect
+
+    has_side_effect(hop)
+
+
+def inductor_imported() -> bool:
+    import sys
+
+    return "torch._inductor.lowering" in sys.modules or "torch._inductor.compile_fx" in sys.modules

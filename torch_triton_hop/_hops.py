@@ -36,7 +36,8 @@ from .errors import raise_unsupported
 
 log = logging.getLogger(__name__)
 
-__all__ = ["triton_kernel_wrapper_mutation", "triton_kernel_wrapper_functional", "launch"]
+__all__ = ["triton_kernel_wrapper_mutation", "triton_kernel_wrapper_functional", "launch", "launcher_for_inductor",
+           "tensors_written", "functionalization_hooks"]
 
 
 class _TritonKernelHOP(_compat.HigherOrderOperator):
@@ -84,6 +85,11 @@ class TritonKernelWrapperFunctional(_TritonKernelHOP):
 
 triton_kernel_wrapper_mutation = TritonKernelWrapperMutation()
 triton_kernel_wrapper_functional = TritonKernelWrapperFunctional()
+_compat.mark_side_effectful(triton_kernel_wrapper_mutation)
+
+# Called (no arguments) before each functionalization of a launch. The package's top level
+# registers the inductor bridge here, so this module need not know about inductor.
+functionalization_hooks: list[Any] = []
 
 
 # --- launching -------------------------------------------------------------------------
@@ -131,6 +137,38 @@ def _outermost_autotuner(kernel: Any) -> Any:
             return kernel
         kernel = kernel.fn
     return None
+
+
+def launcher_for_inductor(kernel_key: str, configs_json: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """What inductor compiles for a launch, and the arguments it passes.
+
+    The base JITFunction (heuristics were evaluated at trace time, their values are in the
+    arguments or the configs), or ``triton.autotune`` over the traced configs with the
+    original key / restore_value / reset_to_zero: inductor benchmarks those configs as it
+    does for torch's own path. ``num_warps`` / ``num_stages`` given at call time (not kernel
+    parameters) become a one-config autotuner, since inductor reads launch options from
+    configs only.
+    """
+    configs = json.loads(configs_json)
+    kernel = kernel_side_table.get_kernel(kernel_key)
+    base = base_kernel(kernel)
+    params = {p.name for p in _compat.kernel_params(base)}
+    options = {k: kwargs[k] for k in ("num_warps", "num_stages") if k in kwargs and k not in params}
+    args = {k: v for k, v in kwargs.items() if k not in options}
+
+    def build() -> Any:
+        if configs:
+            autotuner = _outermost_autotuner(kernel)
+            tune = _compat.autotuner_options(autotuner) if autotuner is not None else {"key": []}
+            tune.pop("do_bench", None)
+            fields = [{**options, **c} for c in configs]
+            return triton.autotune([_compat.config_from_fields(c) for c in fields], **tune)(base)
+        if options:
+            return triton.autotune([_compat.config_from_fields({"kwargs": {}, **options})], key=[])(base)
+        return base
+
+    cache_key = ("inductor", kernel_key, configs_json, tuple(sorted(options.items())))
+    return kernel_side_table.cached_launcher(cache_key, build), args
 
 
 def launch(*, kernel: str, constant_args: str, configs: str, grids: list, kwargs: dict[str, Any]) -> None:
@@ -224,6 +262,8 @@ def _check_no_aliasing(written: list[str], kwargs: dict[str, Any]) -> None:
 
 @triton_kernel_wrapper_mutation.py_functionalize_impl
 def _mutation_functionalize(ctx, *, kernel, constant_args, configs, grids, kwargs):
+    for hook in functionalization_hooks:
+        hook()
     unwrapped_kwargs = ctx.unwrap_tensors(kwargs)
     written = tensors_written(kernel, constant_args, configs, unwrapped_kwargs)
     _check_no_aliasing(written, kwargs)
@@ -280,6 +320,8 @@ def _functional_proxy(mode, *, kernel, constant_args, configs, grids, kwargs, te
 
 @triton_kernel_wrapper_functional.py_functionalize_impl
 def _functional_functionalize(ctx, *, kernel, constant_args, configs, grids, kwargs, tensors_to_clone):
+    for hook in functionalization_hooks:
+        hook()
     unwrapped_kwargs = ctx.unwrap_tensors(kwargs)
     with ctx.redispatch_to_next():
         outputs = triton_kernel_wrapper_functional(

@@ -1,0 +1,379 @@
+"""Inductor: how ``torch.compile``'s default backend compiles our two HOPs.
+
+Three pieces, registered once by :func:`register` (lazily: the first time Dynamo or
+functionalization meets one of our launches, so ``import torch_triton_hop`` does not
+import inductor):
+
+1. A post-grad graph pass (:func:`reinplace_functional_launches`) turns each
+   ``user_triton_kernel_functional`` node into ``user_triton_kernel_mutation`` and
+   writes in place wherever no later use could tell the difference; only the other
+   written tensors are cloned. See [Note: Reinplacing functional launches].
+2. A lowering for ``user_triton_kernel_mutation``. On a GPU it hands the launch to
+   inductor's own machinery for user-defined Triton kernels (``ir.UserDefinedTritonKernel``,
+   which compiles the kernel, autotunes its configs and emits a direct launch in the
+   generated code). Under the Triton interpreter (or on a device triton cannot compile
+   for) it emits an extern kernel whose generated line calls :func:`_hops.launch`.
+3. A lowering for ``user_triton_kernel_functional``, used when the pass above did not
+   run (``config.pattern_matcher=False``): clone every written tensor, then launch.
+
+Every torch internal used here goes through ``_compat`` (inductor section).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import operator
+import threading
+from typing import Any
+
+import torch
+
+from . import _compat
+from ._hops import tensors_written, triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
+from ._side_table import base_kernel, kernel_side_table
+from .errors import UnsupportedTritonKernelError, raise_unsupported
+
+log = logging.getLogger(__name__)
+
+__all__ = ["register", "register_if_inductor_loaded", "reinplace_functional_launches"]
+
+_registered = False
+_register_lock = threading.Lock()
+
+
+def register_if_inductor_loaded() -> None:
+    """Register when inductor has been imported (a compile is under way); otherwise wait.
+
+    Called before every functionalization of a launch and by Dynamo's capture, which
+    precede any lowering of our HOPs.
+    """
+    if not _registered and _compat.inductor_imported():
+        register()
+
+
+def register() -> None:
+    """Register the pass and the lowerings with inductor (idempotent, thread-safe)."""
+    global _registered
+    if _registered:
+        return
+    with _register_lock:
+        if _registered:
+            return
+        _compat.register_inductor_lowering(triton_kernel_wrapper_mutation, _lower_mutation)
+        _compat.register_inductor_lowering(triton_kernel_wrapper_functional, _lower_functional)
+        _compat.register_post_grad_graph_pass(triton_kernel_wrapper_functional, _reinplace_match)
+        _registered = True
+
+
+# --- post-grad pass ----------------------------------------------------------------------
+
+# [Note: Reinplacing functional launches]
+# TL;DR: a written argument is written in place, without a clone, when nothing after the
+# launch reads the old contents of its memory.
+# Context: functionalization clones every written tensor (the functional HOP); inductor
+# removes such clones for its own ops in its reinplace pass, but that pass only knows
+# torch's HOPs. Ours runs before it, as a post-grad pattern pass, and decides per
+# written argument `a` (an FX node) of launch N:
+#  - every node after N that uses memory shared with `a` (a view, the base, another
+#    view of the base) must be one of: a getitem of N (reads the new value), a scatter
+#    that writes N's output back into the base at `a`'s place (it becomes the base
+#    itself), or the epilogue `copy_` into a graph input;
+#  - if that memory belongs to a graph input, the program must mutate the input anyway:
+#    a `copy_(input, ...)` of N's result (or of the scatter) is in the graph;
+#  - no other tensor argument of N shares the memory, and no two written arguments are
+#    written in place into one storage.
+# Otherwise the argument is cloned, exactly as functionalization asked. The rewritten
+# node is `user_triton_kernel_mutation` whose kwargs name the in-place tensors and the
+# clones; each getitem of N becomes the tensor written.
+
+_VIEW_TO_SCATTER = {
+    "aten.slice.Tensor": "slice_scatter",
+    "aten.select.int": "select_scatter",
+    "aten.diagonal.default": "diagonal_scatter",
+    "aten.as_strided.default": "as_strided_scatter",
+}
+_META_ONLY = ("aten.sym_size.int", "aten.sym_stride.int", "aten.sym_numel.default",
+              "aten.sym_storage_offset.default")
+
+
+def _val(node: Any) -> Any:
+    return node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+
+
+def _storage(node: Any) -> Any:
+    val = _val(node)
+    return _compat.storage_identity(val) if isinstance(val, torch.Tensor) else None
+
+
+def _is_input(node: torch.fx.Node) -> bool:
+    return node.op in ("placeholder", "get_attr")
+
+
+def _is_write_back_scatter(user: torch.fx.Node, arg: torch.fx.Node, output: torch.fx.Node | None) -> bool:
+    """`user` is scatter(base, output, *args) putting N's output back where `arg` = view(base, *args)."""
+    if output is None or arg.op != "call_function" or user.op != "call_function":
+        return False
+    scatter = _VIEW_TO_SCATTER.get(str(arg.target))
+    return (
+        scatter is not None
+        and str(user.target).startswith(f"aten.{scatter}")
+        and len(user.args) >= 2
+        and user.args[0] is arg.args[0]
+        and user.args[1] is output
+        and tuple(user.args[2:]) == tuple(arg.args[1:])
+        and dict(user.kwargs) == dict(arg.kwargs)
+    )
+
+
+def _can_write_in_place(
+    graph: torch.fx.Graph, order: dict[torch.fx.Node, int], node: torch.fx.Node, name: str,
+    output: torch.fx.Node | None,
+) -> tuple[bool, list[torch.fx.Node]]:
+    """Whether written argument `name` of launch `node` can be written in place, and the
+    write-back scatters that become redundant if it is. See [Note: Reinplacing functional launches]."""
+    kwargs = node.kwargs["kwargs"]
+    arg = kwargs[name]
+    storage = _storage(arg)
+    if storage is None:
+        return False, []
+    if any(other != name and _storage(value) == storage for other, value in kwargs.items()):
+        return False, []
+    sharing = [n for n in graph.nodes if _storage(n) == storage]
+    position = order[node]
+    later_uses = [(shared, user) for shared in sharing for user in shared.users
+                  if order[user] > position and str(user.target) not in _META_ONLY]
+    scatters = [user for _, user in later_uses if _is_write_back_scatter(user, arg, output)]
+    inputs = [n for n in sharing if _is_input(n)]
+    # The epilogue: copy_(input, result) where result is the launch's output or its scatter.
+    sources = {output, *scatters} - {None}
+    copies_back = [user for shared, user in later_uses
+                   if user.target is torch.ops.aten.copy_.default and shared in inputs
+                   and user.args[0] is shared and user.args[1] in sources]
+    if inputs and not copies_back:
+        return False, []  # the program does not write the input: it must keep its old value
+    first_copy = min((order[c] for c in copies_back), default=None)
+    for _, user in later_uses:
+        if user in scatters or user in copies_back:
+            continue
+        if first_copy is not None and order[user] > first_copy:
+            continue  # after the write-back the input holds the new value either way
+        return False, []
+    return True, scatters
+
+
+def reinplace_functional_launches(graph: torch.fx.Graph) -> None:
+    """Rewrite every functional launch in `graph` (see [Note: Reinplacing functional launches])."""
+    for node in list(graph.find_nodes(op="call_function", target=triton_kernel_wrapper_functional)):
+        _rewrite(graph, node)
+
+
+def _reinplace_match(match: Any, *args: Any, **kwargs: Any) -> None:
+    _rewrite(match.graph, match.nodes[0])
+
+
+def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
+    written = list(node.kwargs["tensors_to_clone"])
+    kwargs = dict(node.kwargs["kwargs"])
+    outputs: dict[int, list[torch.fx.Node]] = {}
+    for user in node.users:
+        if user.target is not operator.getitem:
+            return  # not the shape functionalization produces; the lowering clones everything
+        outputs.setdefault(user.args[1], []).append(user)
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    in_place: dict[str, list[torch.fx.Node]] = {}
+    storages: set[Any] = set()
+    for index, name in enumerate(written):
+        getitems = outputs.get(index, [])
+        if len(getitems) > 1:
+            return
+        ok, scatters = _can_write_in_place(graph, order, node, name, getitems[0] if getitems else None)
+        if ok and _storage(kwargs[name]) not in storages:
+            in_place[name] = scatters
+            storages.add(_storage(kwargs[name]))
+    if not in_place:
+        return
+    for name in written:
+        if name not in in_place and not _compat.is_non_overlapping_and_dense(_val(kwargs[name])):
+            return  # an odd layout to clone; leave the whole launch to the functional lowering
+    with graph.inserting_before(node):
+        for name in written:
+            if name not in in_place:
+                clone = graph.call_function(torch.ops.aten.clone.default, (kwargs[name],))
+                clone.meta["val"] = _compat.clone_fake(_val(kwargs[name]))
+                kwargs[name] = clone
+        mutation = graph.call_function(
+            triton_kernel_wrapper_mutation,
+            (),
+            {key: value for key, value in node.kwargs.items() if key not in ("tensors_to_clone", "kwargs")}
+            | {"kwargs": kwargs},
+        )
+        mutation.meta.update({k: v for k, v in node.meta.items() if k not in ("val", "tensor_meta")})
+        mutation.meta["val"] = None
+    for index, name in enumerate(written):
+        for getitem in outputs.get(index, []):
+            getitem.replace_all_uses_with(kwargs[name])
+            graph.erase_node(getitem)
+        for scatter in in_place.get(name, []):
+            base = scatter.args[0]
+            scatter.replace_all_uses_with(base)
+            graph.erase_node(scatter)
+    graph.erase_node(node)
+    log.debug("launch %s: written in place %s, cloned %s", node.name, sorted(in_place),
+              [n for n in written if n not in in_place])
+
+
+# --- lowerings ---------------------------------------------------------------------------
+
+def _node_kwargs_vals() -> dict[str, Any]:
+    """The example values (fake tensors, SymInts) of the launch being lowered."""
+    node = _compat.inductor_current_node()
+    return {name: _val(value) if isinstance(value, torch.fx.Node) else value
+            for name, value in node.kwargs["kwargs"].items()}
+
+
+def _kernel_name(kernel: str) -> str:
+    return kernel.partition(":")[2].rpartition("@")[0] or kernel
+
+
+def _lower_functional(*, kernel, constant_args, configs, grids, kwargs, tensors_to_clone):
+    ir = _compat.inductor_ir()
+    vals = _node_kwargs_vals()
+    kwargs = dict(kwargs)
+    for name in tensors_to_clone:
+        copy = ir.ExternKernel.copy_input(kwargs[name])
+        kwargs[name] = _compat.inductor_require_exact_strides(copy, vals[name].stride())
+    _lower_launch(kernel, constant_args, configs, grids, kwargs, vals, written_hint=tensors_to_clone)
+    return tuple(kwargs[name] for name in tensors_to_clone)
+
+
+def _lower_mutation(*, kernel, constant_args, configs, grids, kwargs):
+    vals = _node_kwargs_vals()
+    _lower_launch(kernel, constant_args, configs, grids, dict(kwargs), vals, written_hint=None)
+    return None
+
+
+def _lower_launch(kernel, constant_args, configs, grids, kwargs, vals, written_hint):
+    ir = _compat.inductor_ir()
+    written = written_hint if written_hint is not None else tensors_written(kernel, constant_args, configs, vals)
+    # Strides are kernel arguments baked into the graph: each tensor must have exactly the
+    # layout it had when traced. A written tensor that needed a copy for that is copied back.
+    copied_back: list[tuple[Any, Any]] = []
+    for name, value in list(kwargs.items()):
+        if not _compat.is_inductor_tensor(value):
+            continue
+        fixed = _compat.inductor_require_exact_strides(value, vals[name].stride())
+        if fixed is not value and name in written and _compat.inductor_buffer_name(fixed) != \
+                _compat.inductor_buffer_name(value):
+            copied_back.append((value, fixed))
+        kwargs[name] = fixed
+    devices = {vals[n].device for n, v in kwargs.items() if _compat.is_inductor_tensor(v)}
+    if not devices:
+        raise_unsupported(f"kernel {_kernel_name(kernel)!r} was launched without tensor arguments",
+                          fix="Pass at least one tensor")
+    device = next(iter(devices))
+    triton_kernel = kernel_side_table.get_kernel(kernel)
+    grid_list = [tuple(grids[i:i + 3]) for i in range(0, len(grids), 3)]
+    if _compat.autotuning_unavailable(base_kernel(triton_kernel)) or not _compat.triton_compiles_for(device):
+        _InterpretedLaunch.create(kernel, constant_args, configs, grids, kwargs, written, device)
+    else:
+        _lower_to_user_defined_triton_kernel(kernel, triton_kernel, constant_args, configs, grid_list, kwargs,
+                                             written)
+    for original, fixed in copied_back:
+        _compat.inductor_lowering(torch.ops.aten.copy_.default)(original, fixed)
+
+
+def _lower_to_user_defined_triton_kernel(key, triton_kernel, constant_args, configs_json, grid_list, kwargs,
+                                         written):
+    """The GPU path: inductor compiles the kernel and emits a direct launch."""
+    from ._hops import launcher_for_inductor
+
+    launcher, launch_kwargs = launcher_for_inductor(key, configs_json, kwargs)
+    kernel_args = {**launch_kwargs, **kernel_side_table.get_constants(constant_args)}
+    if any(_compat.is_host_tensor_descriptor(v) for v in kernel_args.values()):
+        raise_unsupported(f"kernel {_kernel_name(key)!r}: a host-side TensorDescriptor argument under inductor",
+                          fix="Build the descriptor inside the kernel with tl.make_tensor_descriptor")
+    config_count = len(getattr(launcher, "configs", [None]))
+    if len(grid_list) != config_count:
+        grid_list = grid_list[:1] * config_count
+    _compat.user_defined_triton_kernel(launcher, grid_list, kernel_args, written)
+
+
+def _make_interpreted_launch_class() -> Any:
+    ir = _compat.inductor_ir()
+
+    class InterpretedLaunch(ir.ExternKernel):
+        """An extern kernel whose generated code calls ``torch_triton_hop._hops.launch``.
+
+        Used where inductor cannot compile the kernel: under the Triton interpreter (CPU) or
+        on a device triton has no backend for. The tensors the kernel writes are marked as
+        mutated, so inductor orders every other read and write around the launch.
+        """
+
+        @classmethod
+        def create(cls, kernel, constant_args, configs, grids, kwargs, written, device):
+            return cls(kernel, constant_args, configs, grids, kwargs, written, device)
+
+        def __init__(self, kernel, constant_args, configs, grids, kwargs, written, device):
+            tensors = {n: v for n, v in kwargs.items() if _compat.is_inductor_tensor(v)}
+            inputs = [ir.InputsKernel.unwrap_storage_for_input(self.realize_input(v)) for v in tensors.values()]
+            super().__init__(None, ir.NoneLayout(device=device), inputs, (), {})
+            self.launch_node = dict(kernel=kernel, constant_args=constant_args, configs=configs, grids=list(grids))
+            self.tensor_names = list(tensors)
+            self.scalars = {n: v for n, v in kwargs.items() if n not in tensors}
+            self.mutation_outputs = [
+                ir.MutationOutput(ir.NoneLayout(device=device), inputs[i], self)
+                for i, n in enumerate(self.tensor_names) if n in written
+            ]
+            _compat.inductor_register_operation(self)
+
+        def codegen(self, wrapper: Any) -> None:
+            if _compat.inductor_uses_cpp_wrapper():
+                raise UnsupportedTritonKernelError(
+                    f"wrap_triton: kernel {_kernel_name(self.launch_node['kernel'])!r} runs on the Triton "
+                    "interpreter (or on a device triton cannot compile for), and AOTInductor / cpp_wrapper "
+                    "code cannot call a Python kernel. Compile it on a GPU machine (TRITON_INTERPRET unset), "
+                    "or use torch.export without AOTInductor."
+                )
+            _compat.inductor_add_header_import(wrapper, "from torch_triton_hop._hops import launch as _tth_launch")
+            refs = {n: t.codegen_reference() for n, t in zip(self.tensor_names, self.inputs)}
+            items = [f"{n!r}: {refs[n]}" if n in refs else f"{n!r}: {wrapper.val_to_arg_str(self.scalars[n])}"
+                     for n in [*self.tensor_names, *self.scalars]]
+            node = self.launch_node
+            wrapper.writeline(
+                f"_tth_launch(kernel={node['kernel']!r}, constant_args={node['constant_args']!r}, "
+                f"configs={node['configs']!r}, grids={wrapper.val_to_arg_str(node['grids'])}, "
+                f"kwargs={{{', '.join(items)}}})"
+            )
+
+        def get_outputs(self):
+            return list(self.mutation_outputs)
+
+        def get_unbacked_symbol_defs(self):
+            return _compat.ordered_set()
+
+        def should_allocate(self) -> bool:
+            return False
+
+        def has_side_effects(self) -> bool:
+            return True
+
+        def get_free_symbol_uses(self, unbacked_only: bool = False):
+            symbols = super().get_free_symbol_uses(unbacked_only)
+            for value in [*self.launch_node["grids"], *self.scalars.values()]:
+                symbols |= _compat.free_symbols(value, unbacked_only)
+            return symbols
+
+    return InterpretedLaunch
+
+
+class _LazyInterpretedLaunch:
+    _cls: Any = None
+
+    def create(self, *args: Any) -> Any:
+        if self._cls is None:
+            self._cls = _make_interpreted_launch_class()
+        return self._cls.create(*args)
+
+
+_InterpretedLaunch = _LazyInterpretedLaunch()
