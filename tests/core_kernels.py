@@ -86,3 +86,21 @@ def uses_num_warps(x_ptr, out_ptr, n, BLOCK: tl.constexpr, num_warps: tl.constex
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + num_warps, mask=mask)
+
+
+@triton.jit
+def mul_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def add_rows(x_ptr, out_ptr, n_cols, x_row_stride, out_row_stride, BLOCK: tl.constexpr):
+    """out[row, :] += x[row, :]: strided rows, so layouts matter."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask)
+    out = tl.load(out_ptr + row * out_row_stride + cols, mask=mask)
+    tl.store(out_ptr + row * out_row_stride + cols, out + x, mask=mask)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 from typing import Any
 
 import torch
@@ -136,6 +137,12 @@ def _params_from_function(fn: Any) -> list[Any]:
     return JITFunction(fn).params
 
 
+def kernel_param_defaults(kernel: Any) -> dict[str, Any]:
+    """Default values of a base kernel's parameters that have one."""
+    signature = inspect.signature(python_function(kernel))
+    return {name: p.default for name, p in signature.parameters.items() if p.default is not inspect.Parameter.empty}
+
+
 def kernel_source(kernel: Any) -> str:
     """The kernel's source; its bytecode and constants where there is no source (exec'd code)."""
     src = getattr(kernel, "src", None)
@@ -221,6 +228,16 @@ def dynamo_variables() -> Any:
     import torch._dynamo.variables as variables
 
     return variables
+
+
+def is_dynamo_tensor_descriptor(value: Any) -> bool:
+    """A Dynamo variable for a host-side TMA descriptor.
+
+    torch 2.11-2.13: Dynamo models TensorDescriptor.from_tensor (and the experimental
+    create_*d_tma_descriptor helpers) as TMADescriptorStableVariable /
+    TMADescriptorExperimentalVariable.
+    """
+    return type(value).__name__.startswith("TMADescriptor") and type(value).__name__.endswith("Variable")
 
 
 def dynamo_unimplemented(*, gb_type: str, explanation: str) -> Any:
@@ -372,32 +389,60 @@ def triton_compiles_for(device: torch.device) -> bool:
     return is_gpu(device.type)
 
 
-def user_defined_triton_kernel(kernel: Any, grids: list, kernel_args: dict[str, Any], written: list[str]) -> Any:
+def user_defined_triton_kernel(
+    kernel: Any, grids: list, kernel_args: dict[str, Any], reads: list[str], writes: list[str]
+) -> Any:
     """Lower one launch to inductor's ir.UserDefinedTritonKernel (a direct launch).
 
     torch 2.11-2.13: the IR node names the kernel by an index into torch's kernel side table
     (torch._higher_order_ops.triton_kernel_wrap.kernel_side_table), so the kernel is added
-    there; its constructor runs torch's own mutation analysis. Tensors our analysis says are
-    written but torch's does not are marked mutated as well, so the scheduler never
-    reorders a read across a write it was not told about.
+    there. Its constructor asks torch's own TTIR analysis what the kernel reads and writes
+    (2.11: identify_mutated_tensors, 2.13: identify_accessed_tensors), once per launch and
+    uncached; for the duration of the constructor both answer with our analysis' result,
+    already computed and cached, so each kernel is analysed once per process and the
+    scheduler sees the same written set functionalization used.
     """
-    from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table as torch_side_table
+    import torch._higher_order_ops.triton_kernel_wrap as torch_triton
 
     ir = inductor_ir()
-    node = ir.UserDefinedTritonKernel(
-        kernel_idx=torch_side_table.add_kernel(kernel),
-        grid=grids,
-        tma_descriptor_metadata={},
-        kernel_args=kernel_args,
-    )
-    mutated = {name for output in node.mutation_outputs for name in output.get_mutation_names()}
-    for name in written:
-        value = kernel_args.get(name)
-        if is_inductor_tensor(value):
-            buffer = ir.InputsKernel.unwrap_storage_for_input(ir.ExternKernel.realize_input(value))
-            if buffer.get_name() not in mutated:
-                node.mutation_outputs.append(ir.MutationOutput(ir.NoneLayout(device=node.device), buffer, node))
-    return node
+    tensors = [name for name, value in kernel_args.items() if is_inductor_tensor(value)]
+
+    def identify_mutated_tensors(*args: Any, **kwargs: Any) -> list[str]:
+        return [name for name in tensors if name in writes]
+
+    def identify_accessed_tensors(*args: Any, **kwargs: Any) -> Any:
+        from torch._inductor.dependencies import ReadWrites, StarDep
+        from torch.utils._ordered_set import OrderedSet
+
+        return torch_triton.TensorAccesses(
+            ReadWrites(
+                reads=OrderedSet(StarDep(n) for n in tensors if n in reads or n in writes),
+                writes=OrderedSet(StarDep(n) for n in tensors if n in writes),
+                index_exprs=OrderedSet(),
+            ),
+            can_fuse_epilogue=False,
+        )
+
+    replacements = {"identify_mutated_tensors": identify_mutated_tensors}
+    if hasattr(torch_triton, "TensorAccesses"):  # torch >= 2.12
+        replacements["identify_accessed_tensors"] = identify_accessed_tensors
+    with _TORCH_ANALYSIS_LOCK:
+        saved = {name: getattr(torch_triton, name) for name in replacements if hasattr(torch_triton, name)}
+        try:
+            for name, fn in replacements.items():
+                setattr(torch_triton, name, fn)
+            return ir.UserDefinedTritonKernel(
+                kernel_idx=torch_triton.kernel_side_table.add_kernel(kernel),
+                grid=grids,
+                tma_descriptor_metadata={},
+                kernel_args=kernel_args,
+            )
+        finally:
+            for name, fn in saved.items():
+                setattr(torch_triton, name, fn)
+
+
+_TORCH_ANALYSIS_LOCK = threading.Lock()
 
 
 def is_non_overlapping_and_dense(t: torch.Tensor) -> bool:

@@ -139,6 +139,10 @@ class DynamoTritonHOPifier(TritonHOPifier):
     def constant_value(self, value: Any) -> Any:
         return _example_value(value)
 
+    def is_host_tensor_descriptor(self, value: Any) -> bool:
+        return _compat.is_dynamo_tensor_descriptor(value) or _compat.is_host_tensor_descriptor(
+            getattr(value, "value", None))
+
     def call_HOP(self, *, kernel: str, constant_args: str, configs: str, grids: list, kwargs: dict) -> Any:
         vt = _compat.dynamo_variables()
 

@@ -62,6 +62,9 @@ class TritonHOPifier:
     def is_graphable(self, value: Any) -> bool:
         raise NotImplementedError
 
+    def is_host_tensor_descriptor(self, value: Any) -> bool:
+        return _compat.is_host_tensor_descriptor(value)
+
     def constant_value(self, value: Any) -> Any:
         """A non-graphable argument (None, a triton dtype, ...) as a plain Python value."""
         return value
@@ -100,6 +103,16 @@ class TritonHOPifier:
             )
         positional = dict(zip(param_names, args))
         call_kwargs = dict(kwargs)
+        for name, value in {**positional, **call_kwargs}.items():
+            if self.is_host_tensor_descriptor(value):
+                self.raise_unsupported(
+                    f"argument {name!r} of kernel {_compat.python_function(base).__name__!r} is a host-side "
+                    "TensorDescriptor (TMA)",
+                    why="A graph records tensors, ints and floats; a host-side descriptor would bake its "
+                    "tensor into the graph as a constant",
+                    fix="Pass the tensor (and its shape and strides) and build the descriptor inside the "
+                    "kernel with tl.make_tensor_descriptor",
+                )
         autotuner = None
         inner_heuristics: list[Any] = []
         for layer in layers[:-1]:
@@ -116,6 +129,10 @@ class TritonHOPifier:
         configs = self._configs(autotuner, inner_heuristics, positional, call_kwargs, param_names)
         grids = [self._grid(grid, {**combined, **(c["kwargs"] if c else {})}) for c in (configs or [None])]
 
+        for name in LAUNCH_OPTION_NAMES:
+            if name in combined and name not in param_names:
+                # Launch options pick the compiled binary: constants, never symbols.
+                combined[name] = self.specialize_symbolic(combined[name])
         for param in _compat.kernel_params(base):
             if param.is_constexpr and param.name in combined:
                 # [Note: constexpr arguments given SymInts]
@@ -127,13 +144,6 @@ class TritonHOPifier:
         if missing and not all(_has_default(base, n) for n in missing):
             self.raise_unsupported(f"missing kernel arguments {missing}", fix="Pass every kernel parameter")
 
-        for name, value in combined.items():
-            if _compat.is_host_tensor_descriptor(value):
-                self.raise_unsupported(
-                    f"argument {name!r} is a host-side TensorDescriptor", type(value).__name__,
-                    why="Its tensor would be baked into the graph as a constant",
-                    fix="Pass the tensor and build the descriptor in the kernel with tl.make_tensor_descriptor",
-                )
         graphable = {k: v for k, v in combined.items() if self.is_graphable(v)}
         constants = {k: self.constant_value(v) for k, v in combined.items() if k not in graphable}
         return self.call_HOP(

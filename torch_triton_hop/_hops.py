@@ -29,7 +29,7 @@ import torch.utils._pytree as pytree
 import triton
 
 from . import _compat
-from ._analysis import identify_mutated_tensors
+from ._analysis import identify_accessed_tensors
 from ._compat import DispatchKey
 from ._side_table import base_kernel, kernel_side_table, unwrap_user_object
 from .errors import raise_unsupported
@@ -37,7 +37,7 @@ from .errors import raise_unsupported
 log = logging.getLogger(__name__)
 
 __all__ = ["triton_kernel_wrapper_mutation", "triton_kernel_wrapper_functional", "launch", "launcher_for_inductor",
-           "tensors_written", "functionalization_hooks"]
+           "tensors_accessed", "tensors_written", "functionalization_hooks"]
 
 
 class _TritonKernelHOP(_compat.HigherOrderOperator):
@@ -228,10 +228,10 @@ def _mutation_proxy(mode, *, kernel, constant_args, configs, grids, kwargs):
     return None
 
 
-def tensors_written(kernel: str, constant_args: str, configs: str, kwargs: dict[str, Any]) -> list[str]:
-    """Names of the tensor arguments the kernel writes, in parameter order.
+def tensors_accessed(kernel: str, constant_args: str, configs: str, kwargs: dict[str, Any]) -> Any:
+    """The tensor arguments the kernel reads and writes (``.reads`` / ``.writes``, parameter order).
 
-    The one place functionalization asks; see _analysis.identify_mutated_tensors.
+    The one place functionalization and inductor ask; see _analysis.identify_accessed_tensors.
     """
     triton_kernel = kernel_side_table.get_kernel(kernel)
     all_args = {**kwargs, **kernel_side_table.get_constants(constant_args)}
@@ -240,7 +240,12 @@ def tensors_written(kernel: str, constant_args: str, configs: str, kwargs: dict[
         # Any config: the written set does not depend on the config (constexpr branches
         # on a config value are rare; the analysis falls back safely where it cannot tell).
         all_args = {**all_args, **config_list[0]["kwargs"]}
-    return identify_mutated_tensors(triton_kernel, all_args)
+    return identify_accessed_tensors(triton_kernel, all_args)
+
+
+def tensors_written(kernel: str, constant_args: str, configs: str, kwargs: dict[str, Any]) -> list[str]:
+    """Names of the tensor arguments the kernel writes, in parameter order."""
+    return tensors_accessed(kernel, constant_args, configs, kwargs).writes
 
 
 def _check_no_aliasing(written: list[str], kwargs: dict[str, Any]) -> None:

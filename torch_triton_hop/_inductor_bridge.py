@@ -30,7 +30,12 @@ from typing import Any
 import torch
 
 from . import _compat
-from ._hops import tensors_written, triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
+from ._hops import (
+    launcher_for_inductor,
+    tensors_accessed,
+    triton_kernel_wrapper_functional,
+    triton_kernel_wrapper_mutation,
+)
 from ._side_table import base_kernel, kernel_side_table
 from .errors import UnsupportedTritonKernelError, raise_unsupported
 
@@ -243,19 +248,19 @@ def _lower_functional(*, kernel, constant_args, configs, grids, kwargs, tensors_
     for name in tensors_to_clone:
         copy = ir.ExternKernel.copy_input(kwargs[name])
         kwargs[name] = _compat.inductor_require_exact_strides(copy, vals[name].stride())
-    _lower_launch(kernel, constant_args, configs, grids, kwargs, vals, written_hint=tensors_to_clone)
+    _lower_launch(kernel, constant_args, configs, grids, kwargs, vals)
     return tuple(kwargs[name] for name in tensors_to_clone)
 
 
 def _lower_mutation(*, kernel, constant_args, configs, grids, kwargs):
     vals = _node_kwargs_vals()
-    _lower_launch(kernel, constant_args, configs, grids, dict(kwargs), vals, written_hint=None)
+    _lower_launch(kernel, constant_args, configs, grids, dict(kwargs), vals)
     return None
 
 
-def _lower_launch(kernel, constant_args, configs, grids, kwargs, vals, written_hint):
-    ir = _compat.inductor_ir()
-    written = written_hint if written_hint is not None else tensors_written(kernel, constant_args, configs, vals)
+def _lower_launch(kernel, constant_args, configs, grids, kwargs, vals):
+    accessed = tensors_accessed(kernel, constant_args, configs, vals)
+    written = accessed.writes
     # Strides are kernel arguments baked into the graph: each tensor must have exactly the
     # layout it had when traced. A written tensor that needed a copy for that is copied back.
     copied_back: list[tuple[Any, Any]] = []
@@ -278,25 +283,28 @@ def _lower_launch(kernel, constant_args, configs, grids, kwargs, vals, written_h
         _InterpretedLaunch.create(kernel, constant_args, configs, grids, kwargs, written, device)
     else:
         _lower_to_user_defined_triton_kernel(kernel, triton_kernel, constant_args, configs, grid_list, kwargs,
-                                             written)
+                                             accessed)
     for original, fixed in copied_back:
         _compat.inductor_lowering(torch.ops.aten.copy_.default)(original, fixed)
 
 
 def _lower_to_user_defined_triton_kernel(key, triton_kernel, constant_args, configs_json, grid_list, kwargs,
-                                         written):
+                                         accessed):
     """The GPU path: inductor compiles the kernel and emits a direct launch."""
-    from ._hops import launcher_for_inductor
-
     launcher, launch_kwargs = launcher_for_inductor(key, configs_json, kwargs)
     kernel_args = {**launch_kwargs, **kernel_side_table.get_constants(constant_args)}
+    # Parameters left to their defaults: inductor's launcher passes every parameter.
+    tuned = {name for config in getattr(launcher, "configs", []) for name in config.kwargs}
+    for name, default in _compat.kernel_param_defaults(base_kernel(triton_kernel)).items():
+        if name not in kernel_args and name not in tuned:
+            kernel_args[name] = default
     if any(_compat.is_host_tensor_descriptor(v) for v in kernel_args.values()):
         raise_unsupported(f"kernel {_kernel_name(key)!r}: a host-side TensorDescriptor argument under inductor",
                           fix="Build the descriptor inside the kernel with tl.make_tensor_descriptor")
     config_count = len(getattr(launcher, "configs", [None]))
     if len(grid_list) != config_count:
         grid_list = grid_list[:1] * config_count
-    _compat.user_defined_triton_kernel(launcher, grid_list, kernel_args, written)
+    _compat.user_defined_triton_kernel(launcher, grid_list, kernel_args, accessed.reads, accessed.writes)
 
 
 def _make_interpreted_launch_class() -> Any:

@@ -1,0 +1,409 @@
+"""torch.compile with the default backend (inductor) compiles wrapped kernels.
+
+Run on CPU under the Triton interpreter (the generated code calls our launch through an
+extern kernel) and, unchanged, on a GPU (the generated code launches the kernel that
+inductor compiled). Generated-code checks look for the launch and for the absence of
+clones and copies, not at whole files, which change between torch versions.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+import triton
+
+from torch_triton_hop import wrap_triton
+from torch._inductor.utils import run_and_get_code
+
+from core_kernels import (
+    add_autotuned,
+    add_heuristics_above,
+    add_heuristics_below,
+    add_kernel,
+    add_pruned,
+    add_rows,
+    mul_kernel,
+    scale_inplace,
+    uses_num_warps,
+)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ON_GPU = torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1"
+DEVICE = "cuda" if ON_GPU else "cpu"
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def grid_1d(meta):
+    return ((meta["n"] + meta["BLOCK"] - 1) // meta["BLOCK"],)
+
+
+def rand(*shape):
+    return torch.randn(*shape, device=DEVICE)
+
+
+def launches(code, kernel_name):
+    """Lines of generated code that launch `kernel_name`: our extern call under the
+    interpreter, inductor's own launch of the compiled kernel on a GPU."""
+    if ON_GPU:
+        return re.findall(rf"^\s*{kernel_name}\w*\.run\(.*$", code, re.M)
+    return re.findall(rf"^\s*_tth_launch\(kernel='core_kernels:{kernel_name}@.*$", code, re.M)
+
+
+def copies(code):
+    """Lines that copy tensor data: clones, copy_, and inductor's own kernels (a copy is one)."""
+    call = code[code.index("def call("):]
+    return re.findall(r"^.*(?:clone|\.copy_\(|cpp_fused_\w+\(|triton_\w+_fused_\w*\.run\().*$", call, re.M)
+
+
+def compile_and_code(fn, *args, **options):
+    out, codes = run_and_get_code(torch.compile(fn, fullgraph=True, **options), *args)
+    return out, "\n".join(codes)
+
+
+# --- the four reinplacing cases ------------------------------------------------------
+
+def write_into_empty_like(x, y):
+    out = torch.empty_like(x)
+    wrap_triton(add_kernel)[grid_1d](x, y, out, x.numel(), BLOCK=16)
+    return out
+
+
+def in_place_on_input(x):
+    scale_inplace[grid_1d](x, x.numel(), 2.0, BLOCK=16)
+    return x
+
+
+def in_place_on_view_of_input(x):
+    view = x[2:]
+    scale_inplace[grid_1d](view, view.numel(), 2.0, BLOCK=16)
+    return x
+
+
+def two_kernels_in_a_row(x, y):
+    out = torch.empty_like(x)
+    wrap_triton(add_kernel)[grid_1d](x, y, out, x.numel(), BLOCK=16)
+    scale_inplace[grid_1d](out, out.numel(), 3.0, BLOCK=16)
+    return out
+
+
+REINPLACE_CASES = {
+    "empty_like_output": (write_into_empty_like, 2, ["add_kernel"]),
+    "in_place_on_input": (in_place_on_input, 1, ["scale_inplace"]),
+    "in_place_on_view_of_input": (in_place_on_view_of_input, 1, ["scale_inplace"]),
+    "two_kernels_in_a_row": (two_kernels_in_a_row, 2, ["add_kernel", "scale_inplace"]),
+}
+
+
+@pytest.mark.parametrize("case", list(REINPLACE_CASES))
+def test_written_tensors_are_not_cloned(case):
+    """Each launch writes in place; the generated code holds the launches and no copy."""
+    fn, n_inputs, kernels = REINPLACE_CASES[case]
+    inputs = [rand(40) for _ in range(n_inputs)]
+    eager_inputs = [t.clone() for t in inputs]
+    expected = fn(*eager_inputs)
+    out, code = compile_and_code(fn, *inputs)
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(inputs, eager_inputs)  # inputs mutated exactly as eagerly
+    for kernel in kernels:
+        assert len(launches(code, kernel)) == 1, code
+    assert copies(code) == [], code
+    if ON_GPU:
+        assert "_tth_launch" not in code, code  # no Python call of our launch path
+
+
+def test_a_written_tensor_read_later_is_cloned():
+    """Where the old value is still needed, the clone stays (and results equal eager)."""
+
+    def keeps_old(x):
+        y = x + 0  # an intermediate the kernel writes, then read with its old value
+        z = y.clone()
+        scale_inplace[grid_1d](z, z.numel(), 2.0, BLOCK=16)
+        return y, z
+
+    x = rand(40)
+    (y, z), code = compile_and_code(keeps_old, x)
+    torch.testing.assert_close(y, x)
+    torch.testing.assert_close(z, x * 2)
+
+
+def test_input_not_mutated_by_the_program_keeps_its_value():
+    """A kernel writing a clone of an input never writes the input itself."""
+
+    def fn(x):
+        y = x.clone()
+        scale_inplace[grid_1d](y, y.numel(), 2.0, BLOCK=16)
+        return y
+
+    x = rand(40)
+    before = x.clone()
+    out, _ = compile_and_code(fn, x)
+    torch.testing.assert_close(out, before * 2)
+    torch.testing.assert_close(x, before)
+
+
+def test_strided_rows_keep_their_layout():
+    """Strides passed as kernel arguments stay true: the compiled buffers keep the traced layout."""
+
+    def fn(x, out):
+        wide = torch.zeros(out.shape[0], 64, device=out.device)[:, :out.shape[1]]
+        wide.copy_(out)
+        add_rows_k[(x.shape[0],)](x, wide, x.shape[1], x.stride(0), wide.stride(0), BLOCK=32)
+        out.copy_(wide)
+        return wide.sum(1)
+
+    add_rows_k = wrap_triton(add_rows)
+    x, out = rand(6, 20), rand(6, 20)
+    eager_out = out.clone()
+    expected = fn(x, eager_out)
+    got = torch.compile(fn, fullgraph=True)(x, out)
+    torch.testing.assert_close(got, expected)
+    torch.testing.assert_close(out, eager_out)
+
+
+# --- autotune, heuristics, launch options, shapes ---------------------------------------
+
+def two_input_call(kernel, **kwargs):
+    def fn(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(kernel)[grid_1d](x, y, out, x.numel(), **kwargs)
+        return out
+
+    return fn
+
+
+def num_warps_as_parameter(x, y):
+    out = torch.empty_like(x)
+    wrap_triton(uses_num_warps)[grid_1d](x, out, x.numel())
+    return out
+
+
+KERNEL_CALLS = {
+    "plain": two_input_call(add_kernel, BLOCK=16),
+    "plain_num_warps_num_stages": two_input_call(add_kernel, BLOCK=16, num_warps=2, num_stages=2),
+    "autotuned": two_input_call(add_autotuned),
+    "heuristics_below_autotune": two_input_call(add_heuristics_below),
+    "heuristics_above_autotune": two_input_call(add_heuristics_above),
+}
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("call", list(KERNEL_CALLS))
+def test_compiled_results_equal_eager(call, dynamic):
+    fn = KERNEL_CALLS[call]
+    compiled = torch.compile(fn, fullgraph=True, dynamic=dynamic)
+    for n in (40, 100, 33):
+        x, y = rand(n), rand(n)
+        torch.testing.assert_close(compiled(x, y), fn(x, y))
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_config_launch_option_reaches_a_parameter_of_the_same_name(dynamic):
+    """uses_num_warps adds its num_warps (2 or 4, whichever config runs) to x."""
+    x = rand(100)
+    out = torch.compile(num_warps_as_parameter, fullgraph=True, dynamic=dynamic)(x, x)
+    assert any(torch.allclose(out, x + w) for w in (2.0, 4.0)), out - x
+
+
+def test_pruned_autotune_restores_and_resets_as_eager():
+    fn = two_input_call(add_pruned)
+    x, y = rand(100), rand(100)
+    y_compiled = y.clone()
+    expected = fn(x, y)
+    torch.testing.assert_close(torch.compile(fn, fullgraph=True)(x, y_compiled), expected)
+
+
+def test_mark_dynamic_and_automatic_dynamic_compile_once():
+    fn = two_input_call(add_autotuned)
+    compiled = torch.compile(fn, fullgraph=True)
+    x, y = rand(64), rand(64)
+    torch._dynamo.mark_dynamic(x, 0)
+    torch._dynamo.mark_dynamic(y, 0)
+    torch.testing.assert_close(compiled(x, y), x + y)
+    for n in (77, 130):
+        x, y = rand(n), rand(n)
+        torch.testing.assert_close(compiled(x, y), x + y)
+
+    torch._dynamo.reset()
+    frames = torch._dynamo.utils.counters["stats"]
+    frames.clear()
+    compiled = torch.compile(fn)  # automatic dynamic: static first, dynamic on a new size
+    for n in (40, 41, 42, 43):
+        x, y = rand(n), rand(n)
+        torch.testing.assert_close(compiled(x, y), x + y)
+    assert frames["unique_graphs"] == 2, dict(frames)
+
+
+def test_graph_breaks_between_launches():
+    def fn(x):
+        scale_inplace[grid_1d](x, x.numel(), 2.0, BLOCK=16)
+        torch._dynamo.graph_break()
+        y = x + 1
+        scale_inplace[grid_1d](y, y.numel(), 3.0, BLOCK=16)
+        return y
+
+    x = rand(50)
+    x_eager = x.clone()
+    torch.testing.assert_close(torch.compile(fn)(x), fn(x_eager))
+    torch.testing.assert_close(x, x_eager)
+
+
+# --- training ---------------------------------------------------------------------------
+
+class Mul(torch.autograd.Function):
+    """x * y with a wrapped kernel forward and backward."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return _mul(x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        return _mul(grad, y), _mul(grad, x)
+
+
+def _mul(a, b):
+    out = torch.empty_like(a)
+    wrap_triton(mul_kernel)[grid_1d](a, b, out, a.numel(), BLOCK=16)
+    return out
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_autograd_function_gradients_equal_eager(dynamic):
+    def loss(x, y):
+        return (Mul.apply(x, y) * 3.0).sum()
+
+    x, y = rand(40).requires_grad_(), rand(40).requires_grad_()
+    loss(x, y).backward()
+    expected = (x.grad.clone(), y.grad.clone())
+    x.grad = y.grad = None
+    torch.compile(loss, fullgraph=True, dynamic=dynamic)(x, y).backward()
+    torch.testing.assert_close((x.grad, y.grad), expected)
+
+
+# --- caches -----------------------------------------------------------------------------
+
+CACHE_SCRIPT = textwrap.dedent(
+    """
+    import os, sys, time
+    sys.path.insert(0, {here!r})
+    import torch, triton
+    import triton.language as tl
+    from torch_triton_hop import wrap_triton
+
+    @wrap_triton
+    @triton.jit
+    def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) {op} 1.0, mask=offs < n)
+
+    def f(x):
+        out = torch.empty_like(x)
+        k[(triton.cdiv(x.numel(), 16),)](x, out, x.numel(), BLOCK=16)
+        return out
+
+    x = torch.arange(8.0, device={device!r})
+    start = time.perf_counter()
+    out = torch.compile(f, fullgraph=True)(x)
+    seconds = time.perf_counter() - start
+    c = torch._dynamo.utils.counters["inductor"]
+    print(out.tolist(), c["fxgraph_cache_hit"], c["fxgraph_cache_miss"], f"{{seconds:.2f}}")
+    """
+)
+
+
+def run_cache_script(tmp_path, op):
+    script = tmp_path / "model.py"
+    script.write_text(CACHE_SCRIPT.format(here=HERE, op=op, device=DEVICE))
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("TORCHINDUCTOR_FORCE_DISABLE_CACHES", None)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    values, hits, misses, seconds = done.stdout.strip().splitlines()[-1].rsplit(" ", 3)
+    return eval(values), int(hits), int(misses), float(seconds)
+
+
+def test_fx_graph_cache_hits_in_a_new_process_and_misses_when_the_kernel_changes(tmp_path):
+    plus = [i + 1.0 for i in range(8)]
+    minus = [i - 1.0 for i in range(8)]
+    assert run_cache_script(tmp_path, "+")[:3] == (plus, 0, 1)
+    values, hits, misses, _ = run_cache_script(tmp_path, "+")
+    assert (values, hits, misses) == (plus, 1, 0)
+    # Same file, same names, another kernel body: a cached graph must not be reused.
+    assert run_cache_script(tmp_path, "-")[:3] == (minus, 0, 1)
+
+
+# --- errors ------------------------------------------------------------------------------
+
+@pytest.mark.skipif(ON_GPU, reason="interpreted kernels only")
+def test_cpp_wrapper_refuses_interpreted_kernels_clearly():
+    fn = REINPLACE_CASES["empty_like_output"][0]
+    with torch._inductor.config.patch(cpp_wrapper=True):
+        with pytest.raises(Exception, match="Triton interpreter .* cannot call a Python kernel"):
+            torch.compile(fn, fullgraph=True)(rand(8), rand(8))
+
+
+def test_host_tensor_descriptor_is_refused_naming_the_argument():
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    x = rand(16)
+    desc = TensorDescriptor(x, list(x.shape), list(x.stride()), [16])
+
+    def fn(out):
+        scale_inplace[(1,)](desc, 16, 2.0, BLOCK=16)
+        return out
+
+    with pytest.raises(Exception, match="argument 'x_ptr' of kernel 'scale_inplace' is a host-side TensorDescriptor"):
+        torch.compile(fn, fullgraph=True)(x)
+
+
+# --- GPU only ----------------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_autotuned_kernel_is_compiled_with_every_traced_config():
+    fn = two_input_call(add_autotuned)
+    x, y = rand(4096), rand(4096)
+    out, code = compile_and_code(fn, x, y)
+    torch.testing.assert_close(out, x + y)
+    assert len(launches(code, "add_autotuned")) == 1, code
+    for block in (16, 32):
+        assert re.search(rf"['\"]BLOCK['\"]: {block}", code), code
+
+
+@pytest.mark.gpu
+def test_reduce_overhead_runs_under_cuda_graphs():
+    def fn(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(add_kernel)[grid_1d](x, y, out, x.numel(), BLOCK=128)
+        return out.relu()
+
+    compiled = torch.compile(fn, mode="reduce-overhead", fullgraph=True)
+    torch._dynamo.utils.counters["inductor"].clear()
+    x, y = rand(1000), rand(1000)
+    for _ in range(4):
+        torch.testing.assert_close(compiled(x, y), (x + y).relu())
+    assert torch._dynamo.utils.counters["inductor"]["cudagraph_skips"] == 0
+
+
+@pytest.mark.gpu
+def test_descriptor_built_in_compiled_code_is_refused_naming_the_argument():
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    def fn(x):
+        desc = TensorDescriptor.from_tensor(x, [16])
+        scale_inplace[(1,)](desc, 16, 2.0, BLOCK=16)
+        return x
+
+    with pytest.raises(Exception, match="argument 'x_ptr' of kernel 'scale_inplace' is a host-side TensorDescriptor"):
+        torch.compile(fn, fullgraph=True)(rand(16))
