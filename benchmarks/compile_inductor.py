@@ -55,11 +55,11 @@ WRAPPERS = {
 
 
 def small_model(wrap):
-    kernel = wrap(add_kernel)
-
+    # Wrapped inside the model, as torch.library.wrap_triton's documentation does (a
+    # torch.library.wrap_triton object made outside fails under Dynamo on torch 2.11).
     def model(x, y):
         out = torch.empty_like(x)
-        kernel[(triton.cdiv(x.numel(), 1024),)](x, y, out, x.numel(), BLOCK=1024)
+        wrap(add_kernel)[(triton.cdiv(x.numel(), 1024),)](x, y, out, x.numel(), BLOCK=1024)
         return out.relu()
 
     return model
@@ -123,11 +123,10 @@ sys.path.insert(0, {here!r})
 import torch, triton
 import compile_inductor as B
 wrap = B.WRAPPERS[{path!r}]
-kernel = wrap(B.add_kernel)
 def model(x, y):
     for _ in range({calls}):
         out = torch.empty_like(x)
-        kernel[(triton.cdiv(x.numel(), 1024),)](x, y, out, x.numel(), BLOCK=1024)
+        wrap(B.add_kernel)[(triton.cdiv(x.numel(), 1024),)](x, y, out, x.numel(), BLOCK=1024)
         x = out
     return x
 x, y = torch.randn(4096, device=B.DEVICE), torch.randn(4096, device=B.DEVICE)

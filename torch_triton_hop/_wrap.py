@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import functools
+from functools import partial
 from typing import Any, Iterable
 
 import torch
+# Imported by name: Dynamo inlines the methods below, and a module global that the user's
+# code also reaches (torch, functools) costs a Python-level guard on every compiled call.
+from torch.compiler import is_dynamo_compiling
 
 from . import _compat
 from ._dynamo import dynamo_entry
@@ -63,19 +66,19 @@ class TritonKernelWrapper:
         self.kernel = kernel
         self.writes = None if writes is None else tuple(writes)
         # Under the interpreter triton cannot autotune; our launch path runs the first config.
-        self.launch_directly = torch.compiler.is_dynamo_compiling() or not _interpreted_autotuner(kernel)
+        self.launch_directly = is_dynamo_compiling() or not _interpreted_autotuner(kernel)
 
     @property
     def __wrapped_triton_kernel__(self) -> Any:
         return self.kernel
 
     def __getitem__(self, grid: Any) -> Any:
-        if torch.compiler.is_dynamo_compiling():  # See [Note: How Dynamo meets a wrapped kernel]
-            return functools.partial(dynamo_entry, self, grid)
+        if is_dynamo_compiling():  # See [Note: How Dynamo meets a wrapped kernel]
+            return partial(dynamo_entry, self, grid)
         return _GriddedKernel(self, grid)
 
     def run(self, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any) -> Any:
-        if torch.compiler.is_dynamo_compiling():
+        if is_dynamo_compiling():
             return dynamo_entry(self, grid, *args, **kwargs)
         if not warmup and self.launch_directly and _launch_directly(args, kwargs):
             return self.kernel.run(*args, grid=grid, warmup=warmup, **kwargs)
@@ -150,7 +153,7 @@ def wrap_triton(kernel: Any = None, /, *, writes: Iterable[str] | None = None) -
     """
     if kernel is None:
         return lambda k: wrap_triton(k, writes=writes)
-    if torch.compiler.is_dynamo_compiling():
+    if is_dynamo_compiling():
         # Dynamo sees triton kernels as its own variables; the checks run when it captures
         # the call. See [Note: How Dynamo meets a wrapped kernel].
         return TritonKernelWrapper(kernel, writes)
