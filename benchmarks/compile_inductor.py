@@ -136,19 +136,32 @@ out = compiled(x, y)
 B.sync()
 seconds = time.perf_counter() - start
 torch.testing.assert_close(out, x + {calls} * y, rtol=1e-4, atol=1e-4)
+c = torch._dynamo.utils.counters["inductor"]
+print("CACHE", c["fxgraph_cache_hit"], c["fxgraph_cache_miss"])
 print("SECONDS", seconds)
 """
 
 
-def compile_seconds(path, calls):
-    with tempfile.TemporaryDirectory() as cache:
+def compile_seconds(path, calls, cache=None, with_counters=False):
+    with tempfile.TemporaryDirectory() as fresh:
+        cache = cache or fresh
         env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": os.path.join(cache, "inductor"),
                "TRITON_CACHE_DIR": os.path.join(cache, "triton"), "PYTHONPATH": HERE}
         script = COMPILE_SCRIPT.format(here=HERE, path=path, calls=calls)
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=900)
         if done.returncode != 0:
             return {"error": done.stderr.strip().splitlines()[-1][:300]}
-        return float(done.stdout.split("SECONDS")[-1])
+        seconds = float(done.stdout.split("SECONDS")[-1])
+        if with_counters:
+            hits, misses = done.stdout.split("CACHE")[-1].split()[:2]
+            return {"seconds": seconds, "fxgraph_cache_hit": int(hits), "fxgraph_cache_miss": int(misses)}
+        return seconds
+
+
+def bench_cache(calls):
+    """The same model compiled in two fresh processes sharing one cache dir: miss, then hit."""
+    with tempfile.TemporaryDirectory() as cache:
+        return [compile_seconds("ours", calls, cache, with_counters=True) for _ in range(2)]
 
 
 def bench_compile(counts, paths):
@@ -205,12 +218,12 @@ def bench_block(rounds, smoke):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--only", choices=["percall", "compile", "block"], action="append")
+    parser.add_argument("--only", choices=["percall", "compile", "cache", "block"], action="append")
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--json", help="write the results here too")
     args = parser.parse_args()
-    only = set(args.only or ["percall", "compile", "block"])
+    only = set(args.only or ["percall", "compile", "cache", "block"])
     print(f"torch {torch.__version__}, triton {triton.__version__}, device {DEVICE}"
           + (f" ({torch.cuda.get_device_name()})" if DEVICE == "cuda" else ""), flush=True)
     results = {}
@@ -220,6 +233,9 @@ def main():
     if "compile" in only:
         counts = [1, 3] if args.smoke else [1, 10, 100]
         results["compile"] = bench_compile(counts, ["ours", "raw", "library"] if DEVICE == "cuda" else ["ours"])
+    if "cache" in only:
+        results["cache"] = bench_cache(3 if args.smoke else 100)
+        print(f"cache (cold process, then a new process with the same cache dir): {results['cache']}", flush=True)
     if "block" in only:
         results["block"] = bench_block(2 if args.smoke else args.rounds, args.smoke)
         print(json.dumps(results["block"], indent=1), flush=True)
