@@ -104,3 +104,12 @@ def add_rows(x_ptr, out_ptr, n_cols, x_row_stride, out_row_stride, BLOCK: tl.con
     x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask)
     out = tl.load(out_ptr + row * out_row_stride + cols, mask=mask)
     tl.store(out_ptr + row * out_row_stride + cols, out + x, mask=mask)
+
+
+@triton.jit
+def two_outputs(x_ptr, a_ptr, b_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(a_ptr + offs, x + 1.0, mask=mask)
+    tl.store(b_ptr + offs, x * 2.0, mask=mask)

@@ -4,6 +4,7 @@ import logging
 import os
 import subprocess
 import sys
+import textwrap
 
 import pytest
 import torch
@@ -14,6 +15,8 @@ from triton.runtime.errors import InterpreterError
 
 from torch_triton_hop import explain, identify_accessed_tensors, identify_mutated_tensors, wrap_triton
 from torch_triton_hop.errors import UnsupportedTritonKernelError
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 from kernels import CASES
 
@@ -133,3 +136,33 @@ def test_ttir_from_older_triton_releases(fixture, entry, reads, writes):
     functions, aliases = parse_module(open(os.path.join(TTIR, fixture)).read())
     summary = _FunctionAnalysis(functions, aliases).summary(entry)
     assert (summary.reads, set(summary.writes)) == (reads, writes)
+
+
+def test_analysis_after_eager_interpreter_runs_is_unchanged():
+    """Every corpus kernel launched eagerly on the interpreter, then every one analysed, in one
+    fresh process: no fallback, exact sets. See [Note: Interpreter patches that outlive a run]."""
+    script = textwrap.dedent("""
+        import os
+        os.environ["TRITON_INTERPRET"] = "1"
+        from triton.runtime.errors import InterpreterError
+        from torch_triton_hop import identify_accessed_tensors
+        from kernels import CASES
+        for case in CASES:
+            if case.interpretable:
+                try:
+                    case.kernel[case.grid](**case.make_kwargs())
+                except InterpreterError:
+                    pass
+        wrong = []
+        for case in CASES:
+            if "atomic_load" in case.name and not hasattr(__import__("triton.language").language, "atomic_load"):
+                continue
+            acc = identify_accessed_tensors(case.kernel, case.make_kwargs())
+            if acc.fallback_reason or (tuple(acc.reads), tuple(acc.writes)) != (case.reads, case.writes):
+                wrong.append((case.name, acc.fallback_reason))
+        print("WRONG", wrong)
+    """)
+    env = {**os.environ, "PYTHONPATH": HERE + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "WRONG []" in result.stdout, result.stdout[-3000:]

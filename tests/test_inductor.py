@@ -28,6 +28,7 @@ from core_kernels import (
     add_rows,
     mul_kernel,
     scale_inplace,
+    two_outputs,
     uses_num_warps,
 )
 
@@ -121,19 +122,37 @@ def test_written_tensors_are_not_cloned(case):
         assert "_tth_launch" not in code, code  # no Python call of our launch path
 
 
-def test_a_written_tensor_read_later_is_cloned():
-    """Where the old value is still needed, the clone stays (and results equal eager)."""
+def test_reinplacing_pass_clones_only_what_a_later_use_needs():
+    """A functional launch writing an empty_like output and an input the program never
+    mutates: the pass writes the output in place and clones the input; the graph computes
+    what it computed before."""
+    from torch_triton_hop import kernel_side_table, triton_kernel_wrapper_functional
+    from torch_triton_hop._inductor_bridge import reinplace_functional_launches
+    from torch.fx.experimental.proxy_tensor import make_fx
 
-    def keeps_old(x):
-        y = x + 0  # an intermediate the kernel writes, then read with its old value
-        z = y.clone()
-        scale_inplace[grid_1d](z, z.numel(), 2.0, BLOCK=16)
-        return y, z
+    key = kernel_side_table.add_kernel(two_outputs)
 
-    x = rand(40)
-    (y, z), code = compile_and_code(keeps_old, x)
-    torch.testing.assert_close(y, x)
-    torch.testing.assert_close(z, x * 2)
+    def functional(x, b):
+        a = torch.empty_like(x)
+        new_a, new_b = triton_kernel_wrapper_functional(
+            kernel=key, constant_args="{}", configs="[]", grids=[3, 1, 1],
+            kwargs={"x_ptr": x, "a_ptr": a, "b_ptr": b, "n": 40, "BLOCK": 16},
+            tensors_to_clone=["a_ptr", "b_ptr"],
+        )
+        return new_a, new_b, b + 0  # b's old value is read after the launch
+
+    x, b = rand(40), rand(40)
+    gm = make_fx(functional, tracing_mode="fake")(x, b)
+    reinplace_functional_launches(gm.graph)
+    gm.recompile()
+    targets = [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+    assert "user_triton_kernel_functional" not in targets
+    assert targets.count("user_triton_kernel_mutation") == 1
+    assert targets.count("aten.clone.default") == 1, gm.code
+    b_before = b.clone()
+    new_a, new_b, old_b = gm(x, b)
+    torch.testing.assert_close((new_a, new_b, old_b), (x + 1, x * 2, b_before))
+    torch.testing.assert_close(b, b_before)  # the input was not written
 
 
 def test_input_not_mutated_by_the_program_keeps_its_value():

@@ -446,10 +446,12 @@ _TORCH_ANALYSIS_LOCK = threading.Lock()
 
 
 def is_non_overlapping_and_dense(t: torch.Tensor) -> bool:
-    # torch 2.11-2.13: torch._prims_common.is_non_overlapping_and_dense.
-    from torch._prims_common import is_non_overlapping_and_dense as check
+    # torch 2.13: torch._prims_common.is_non_overlapping_and_dense_or_false (symbolic-safe);
+    # older releases: is_non_overlapping_and_dense.
+    import torch._prims_common as prims
 
-    return check(t)
+    check = getattr(prims, "is_non_overlapping_and_dense_or_false", None) or prims.is_non_overlapping_and_dense
+    return bool(check(t))
 
 
 def clone_fake(t: torch.Tensor) -> torch.Tensor:
@@ -471,3 +473,10 @@ def inductor_imported() -> bool:
     import sys
 
     return "torch._inductor.lowering" in sys.modules or "torch._inductor.compile_fx" in sys.modules
+
+
+def run_and_get_code(fn: Any, *args: Any) -> tuple[Any, list[str]]:
+    """Call a compiled `fn` and return its result and inductor's generated code (torch 2.11-2.13)."""
+    from torch._inductor.utils import run_and_get_code as run
+
+    return run(fn, *args)

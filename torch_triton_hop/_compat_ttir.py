@@ -7,8 +7,10 @@ triton.runtime.driver.active, for JITFunction and InterpretedFunction kernels.
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import sys
+import threading
 from types import ModuleType
 from typing import Any, Dict, Optional, Tuple
 
@@ -361,6 +363,53 @@ def _call_make_ir(src, target, options, backend, context):
     return src.make_ir(options, context)
 
 
+# [Note: Interpreter patches that outlive a run]
+# TL;DR: TTIR is generated with triton.language's builtins as triton defines them, whatever
+# an earlier interpreter run left behind.
+# Context: under TRITON_INTERPRET=1 each launch patches triton.language's builtins
+# (tl.core.load, tl.core.arange, ...) with lambdas that call the interpreter, and restores
+# them afterwards. A kernel that calls a @jit function of triton.language (tl.sum, tl.max,
+# tl.cdiv, ...) patches tl.core again from inside the run, and on triton 3.6-3.9 some 60
+# tl.core builtins stay patched after it. The code generator then calls the interpreter's
+# lambdas instead of emitting IR ("'value' object has no attribute 'dtype'") for every
+# kernel analysed later in the process. Each leftover lambda keeps the builtin it
+# replaced in its `member` keyword default; we put those back while generating TTIR and
+# restore triton's state afterwards, so the analysis never depends on what ran before.
+
+_PATCHED_LAMBDA = "_patch_attr.<locals>.<lambda>"
+_UNPATCH_LOCK = threading.RLock()
+
+
+def _interpreter_patched_original(value: Any) -> Any:
+    while (getattr(value, "__qualname__", None) == _PATCHED_LAMBDA
+           and getattr(value, "__module__", None) == "triton.runtime.interpreter"
+           and "member" in (getattr(value, "__kwdefaults__", None) or {})):
+        value = value.__kwdefaults__["member"]
+    return value
+
+
+@contextlib.contextmanager
+def _interpreter_patches_undone():
+    import triton.language as tl
+
+    owners = [tl, tl.core, tl.math, tl.core.tensor]
+    if hasattr(tl.core, "tensor_descriptor_base"):
+        owners.append(tl.core.tensor_descriptor_base)
+    with _UNPATCH_LOCK:
+        undone = []
+        for owner in owners:
+            for name, value in list(vars(owner).items()):
+                original = _interpreter_patched_original(value)
+                if original is not value:
+                    undone.append((owner, name, value))
+                    setattr(owner, name, original)
+        try:
+            yield
+        finally:
+            for owner, name, value in undone:
+                setattr(owner, name, value)
+
+
 def generate_ttir_module(fn, args: dict, *, target=None, options: Optional[dict] = None, assume_aligned=True,
                          use_runtime_helpers: Optional[bool] = None):
     """The TTIR module of `fn` specialised for `args`, and an info dict (signature, constexprs, ...)."""
@@ -377,7 +426,8 @@ def generate_ttir_module(fn, args: dict, *, target=None, options: Optional[dict]
     context = ir.context()
     ir.load_dialects(context)
     backend.load_dialects(context)
-    module = _call_make_ir(src, target, opts, backend, context)
+    with _interpreter_patches_undone():
+        module = _call_make_ir(src, target, opts, backend, context)
     if not module.verify():
         raise RuntimeError("TTIR verification failed")
     info = dict(signature=signature, constexprs=constexprs, attrs=attrs, options=opts, target=target,

@@ -25,10 +25,10 @@ if __name__ == "__main__" and "TRITON_INTERPRET" not in os.environ:
 import torch
 import triton
 import triton.language as tl
-from torch._inductor.utils import run_and_get_code
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from torch_triton_hop import identify_mutated_tensors, wrap_triton
+from torch_triton_hop._compat import run_and_get_code
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
