@@ -182,13 +182,14 @@ def bench_block(rounds, smoke):
     else:
         batch, seq, dim, heads, hidden, dtype = 8, 1024, 1024, 16, 2816, torch.bfloat16
     head_dim = dim // heads
-    x = torch.randn(batch, seq, dim, device=DEVICE, dtype=dtype)
-    pos = torch.arange(seq, device=DEVICE, dtype=torch.float32)[:, None]
-    freqs = pos / (10000 ** (torch.arange(0, head_dim, 2, device=DEVICE, dtype=torch.float32) / head_dim))
-    cos, sin = freqs.cos().to(dtype), freqs.sin().to(dtype)
-    variants = {"ours": BK.make_block_ops(WRAPPERS["ours"])}
+    x = torch.randn(batch, seq, dim, device=DEVICE, dtype=dtype, requires_grad=True)
+    cos, sin = BK.rope_tables(seq, head_dim, device=DEVICE)
+    cos, sin = cos.to(dtype), sin.to(dtype)
+    block_sizes = dict(block_m=16, block_n=16, rms_rows_per_prog=4, elementwise_block=256) if smoke else {}
+    variants = {"ours": BK.make_block_ops(WRAPPERS["ours"], **block_sizes)}
     if DEVICE == "cuda":
-        variants["raw"] = BK.make_block_ops(WRAPPERS["raw"])
+        variants["raw"] = BK.make_block_ops(WRAPPERS["raw"], **block_sizes)
+        variants["library"] = BK.make_block_ops(WRAPPERS["library"], **block_sizes)
     variants["plain torch"] = BK.reference_ops()
     steps = {}
     for name, ops in variants.items():
@@ -199,6 +200,7 @@ def bench_block(rounds, smoke):
         def step(compiled=compiled, block=block):
             compiled(x, cos, sin).float().square().mean().backward()
             block.zero_grad(set_to_none=True)
+            x.grad = None
 
         steps[name] = step
     for step in steps.values():

@@ -38,6 +38,10 @@ def test_compiled_launch_matches_eager(case):
         launch(case)(eager_kwargs)
     except InterpreterError as e:  # triton 3.6's interpreter cannot run loop-carried pointers
         pytest.skip(f"triton's interpreter cannot run this kernel: {e}")
+    except Exception as e:  # noqa: BLE001 - e.g. ptxas refusing a cache-modifier combination
+        if not ON_GPU:
+            raise
+        pytest.skip(f"the kernel does not run eagerly on this GPU either: {type(e).__name__}: {str(e)[:200]}")
     torch.compile(launch(case), fullgraph=True)(compiled_kwargs)
     for name, value in eager_kwargs.items():
         if isinstance(value, torch.Tensor):
