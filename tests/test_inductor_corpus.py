@@ -15,6 +15,10 @@ from kernels import CASES
 ON_GPU = torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1"
 
 
+# Results that depend on the order the GPU runs programs in: compared as sorted values.
+ORDER_DEPENDENT = {"atomic_counter_scalar"}
+
+
 def make_kwargs(case):
     kwargs = case.make_kwargs()
     return {k: v.cuda() if ON_GPU and isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
@@ -44,5 +48,7 @@ def test_compiled_launch_matches_eager(case):
         pytest.skip(f"the kernel does not run eagerly on this GPU either: {type(e).__name__}: {str(e)[:200]}")
     torch.compile(launch(case), fullgraph=True)(compiled_kwargs)
     for name, value in eager_kwargs.items():
-        if isinstance(value, torch.Tensor):
+        if isinstance(value, torch.Tensor) and case.name in ORDER_DEPENDENT:
+            torch.testing.assert_close(compiled_kwargs[name].flatten().sort().values, value.flatten().sort().values)
+        elif isinstance(value, torch.Tensor):
             torch.testing.assert_close(compiled_kwargs[name], value, equal_nan=True, msg=lambda m: f"{name}: {m}")
