@@ -155,6 +155,21 @@ def test_reinplacing_pass_clones_only_what_a_later_use_needs():
     torch.testing.assert_close(b, b_before)  # the input was not written
 
 
+@pytest.mark.parametrize("case", list(REINPLACE_CASES))
+def test_without_the_pattern_pass_every_written_tensor_is_cloned_and_results_hold(case):
+    """config.pattern_matcher=False skips our reinplacing pass: the functional lowering clones."""
+    fn, n_inputs, kernels = REINPLACE_CASES[case]
+    inputs = [rand(40) for _ in range(n_inputs)]
+    eager_inputs = [t.clone() for t in inputs]
+    expected = fn(*eager_inputs)
+    with torch._inductor.config.patch(pattern_matcher=False):
+        out, code = compile_and_code(fn, *inputs)
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(inputs, eager_inputs)
+    for kernel in kernels:
+        assert len(launches(code, kernel)) == 1, code
+
+
 def test_input_not_mutated_by_the_program_keeps_its_value():
     """A kernel writing a clone of an input never writes the input itself."""
 

@@ -276,7 +276,7 @@ def _lower_launch(kernel, constant_args, configs, grids, kwargs, vals):
     if not devices:
         raise_unsupported(f"kernel {_kernel_name(kernel)!r} was launched without tensor arguments",
                           fix="Pass at least one tensor")
-    device = next(iter(devices))
+    device = max(devices, key=lambda d: d.type != "cpu")  # a CPU scalar tensor beside GPU ones
     triton_kernel = kernel_side_table.get_kernel(kernel)
     grid_list = [tuple(grids[i:i + 3]) for i in range(0, len(grids), 3)]
     if _compat.autotuning_unavailable(base_kernel(triton_kernel)) or not _compat.triton_compiles_for(device):
