@@ -166,3 +166,19 @@ def test_analysis_after_eager_interpreter_runs_is_unchanged():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "WRONG []" in result.stdout, result.stdout[-3000:]
+
+
+@triton.jit
+def _store_through_int_address(table_ptr, x_ptr, BLOCK: tl.constexpr):
+    # Grouped-GEMM style: an address read as an integer, turned into a pointer.
+    address = tl.load(table_ptr)
+    out = address.to(tl.pointer_type(tl.float32))
+    tl.store(out + tl.arange(0, BLOCK), tl.load(x_ptr + tl.arange(0, BLOCK)))
+
+
+def test_store_through_a_pointer_made_from_an_integer_falls_back_and_explain_says_so():
+    kwargs = {"table_ptr": torch.zeros(1, dtype=torch.int64), "x_ptr": torch.zeros(16), "BLOCK": 16}
+    accesses = identify_accessed_tensors(_store_through_int_address, kwargs)
+    assert accesses.writes == ["table_ptr", "x_ptr"]  # every tensor argument: the safe answer
+    assert "tt.int_to_ptr" in accesses.fallback_reason
+    assert "writes memory that is none of its arguments" in explain(_store_through_int_address, kwargs)

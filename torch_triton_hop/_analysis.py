@@ -52,6 +52,16 @@ _BASE_POINTER_OPS = {"tt.make_tensor_ptr", "tt.advance", "tt.make_tensor_descrip
 _MEMORY_WORDS = ("store", "atomic", "scatter", "tensormap", "memcpy", "copy")
 
 
+# Pointers that come from no argument, as bits above the parameters' bits.
+_LOADED = 1    # loaded from memory (a pointer table)
+_FROM_INT = 2  # made from an integer (tt.int_to_ptr), e.g. an address loaded as int64
+_ORIGIN_TEXT = {
+    _LOADED: "a pointer loaded from memory",
+    _FROM_INT: "a pointer made from an integer (tt.int_to_ptr): the kernel writes memory that is none of its "
+               "arguments",
+}
+
+
 class AnalysisFallback(Exception):
     """The analysis cannot decide; the message says why."""
 
@@ -76,6 +86,7 @@ class _Summary:
     writes: dict[int, list[str]]      # parameter index -> write sites
     reads: set[int]
     returns: list[int]                # per returned value, mask of parameters it derives from
+    return_origins: list[int] = dataclasses.field(default_factory=list)  # per returned value, _LOADED | _FROM_INT
 
 
 class _FunctionAnalysis:
@@ -104,7 +115,15 @@ class _FunctionAnalysis:
 
     def _summarize(self, function: Function) -> _Summary:
         params = function.params
-        unknown_bit = 1 << len(params)
+        unknown_bit = 1 << len(params)          # _LOADED
+        from_int_bit = 1 << (len(params) + 1)  # _FROM_INT
+        origin_bits = {_LOADED: unknown_bit, _FROM_INT: from_int_bit}
+
+        def origin_of(mask: int) -> str | None:
+            for origin, bit in origin_bits.items():
+                if mask & bit:
+                    return _ORIGIN_TEXT[origin]
+            return None
         deps: dict[int, list[int]] = {}   # value -> values its pointer may derive from
         fixed: dict[int, int] = {p: 1 << i for i, p in enumerate(params)}
         write_roots: list[tuple[int, str]] = []
@@ -134,13 +153,21 @@ class _FunctionAnalysis:
                     for r in op.results:
                         fixed[r] = unknown_bit
                 continue  # loaded data is not a pointer we can follow
+            if name == "tt.int_to_ptr":
+                for r in op.results:
+                    fixed[r] = from_int_bit
+                continue
             if name in _BASE_POINTER_OPS:
                 add(op.results, op.operands[:1])
             elif name == "tt.call":
                 callee = self.summary(op.callee)
                 call_effects.append((op, callee))
-                for result, mask in zip(op.results, callee.returns):
+                for k, (result, mask) in enumerate(zip(op.results, callee.returns)):
                     add([result], [v for i, v in enumerate(op.operands) if mask >> i & 1])
+                    origins = callee.return_origins[k] if k < len(callee.return_origins) else 0
+                    for origin, bit in origin_bits.items():
+                        if origins & origin:
+                            fixed[result] = fixed.get(result, 0) | bit
             elif name == "tt.return":
                 returns.append(op.operands)
             elif op.regions:
@@ -159,8 +186,9 @@ class _FunctionAnalysis:
         writes: dict[int, list[str]] = {}
         for value, site in write_roots:
             mask = masks.get(value, 0)
-            if mask & unknown_bit:
-                raise AnalysisFallback(f"a store through a pointer loaded from memory at {site}")
+            origin = origin_of(mask)
+            if origin:
+                raise AnalysisFallback(f"a store through {origin} at {site}")
             for i in _bits(mask, len(params)):
                 writes.setdefault(i, []).append(site)
         reads = {i for value in read_roots for i in _bits(masks.get(value, 0), len(params))}
@@ -168,18 +196,22 @@ class _FunctionAnalysis:
             call_site = self.where(op)
             for i, sites in callee.writes.items():
                 mask = masks.get(op.operands[i], 0) if i < len(op.operands) else 0
-                if mask & unknown_bit:
-                    raise AnalysisFallback(f"a pointer loaded from memory is written by a call at {call_site}")
+                origin = origin_of(mask)
+                if origin:
+                    raise AnalysisFallback(f"{origin} is written by a call at {call_site}")
                 for j in _bits(mask, len(params)):
                     writes.setdefault(j, []).extend(f"{s} (called at {call_site})" for s in sites)
             for i in callee.reads:
                 if i < len(op.operands):
                     reads.update(_bits(masks.get(op.operands[i], 0), len(params)))
         result_masks = [0] * max((len(r) for r in returns), default=0)
+        result_origins = [0] * len(result_masks)
         for operands in returns:
             for k, value in enumerate(operands):
-                result_masks[k] |= masks.get(value, 0) & (unknown_bit - 1)
-        return _Summary(writes=writes, reads=reads, returns=result_masks)
+                mask = masks.get(value, 0)
+                result_masks[k] |= mask & (unknown_bit - 1)
+                result_origins[k] |= sum(origin for origin, bit in origin_bits.items() if mask & bit)
+        return _Summary(writes=writes, reads=reads, returns=result_masks, return_origins=result_origins)
 
     @staticmethod
     def _wire_regions(op: Op, add: Any) -> None:
