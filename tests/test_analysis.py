@@ -182,3 +182,18 @@ def test_store_through_a_pointer_made_from_an_integer_falls_back_and_explain_say
     assert accesses.writes == ["table_ptr", "x_ptr"]  # every tensor argument: the safe answer
     assert "tt.int_to_ptr" in accesses.fallback_reason
     assert "writes memory that is none of its arguments" in explain(_store_through_int_address, kwargs)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["core_kernels:add_kernel", "x_ptr=f32[8]", "y_ptr=f32[8]", "out_ptr=f32[8]", "n=8"], "missing BLOCK=..."),
+    (["core_kernels:add_kernel", "x_ptr=f32[8]", "y_ptr=f32[8]", "out_ptr=f32[8]", "n=8", "BLOKC=4"],
+     "has no parameter BLOKC"),
+    (["no_such_module:k"], "cannot import module 'no_such_module'"),
+    (["core_kernels"], "expected MODULE:KERNEL"),
+])
+def test_explain_command_line_usage_errors(arguments, message):
+    result = subprocess.run([sys.executable, "-m", "torch_triton_hop", "explain", *arguments], capture_output=True,
+                            text=True, cwd=HERE, env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert result.returncode == 2
+    assert "usage:" in result.stderr and message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr

@@ -155,3 +155,43 @@ def test_unsupported_autotune_features_name_the_feature(name):
 def test_bad_calls_are_rejected_with_the_value(grid, kwargs, message):
     with pytest.raises(UnsupportedTritonKernelError, match=message):
         make_fx(lambda x: wrap_triton(_plain)[grid](x, **kwargs))(torch.zeros(4))
+
+
+def _call_with(**kwargs_and_x):
+    def f(x):
+        out = torch.empty_like(x)
+        x_arg = kwargs_and_x.pop("x_ptr", x)
+        wrap_triton(K.add_kernel)[(3,)](x_arg, x, out, 40, **kwargs_and_x)
+        return out
+
+    return f
+
+
+class _Module(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+TRACERS = {
+    "make_fx": lambda f, x: make_fx(f)(x),
+    "export": lambda f, x: torch.export.export(_Module(f), (x,), strict=False),
+    "compile": lambda f, x: torch.compile(f, fullgraph=True, backend="aot_eager")(x),
+}
+
+
+@pytest.mark.parametrize("tracer", list(TRACERS))
+def test_an_unknown_keyword_argument_is_an_error_naming_it(tracer):
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="kernel 'add_kernel' has no parameter 'BLOKC'"):
+        TRACERS[tracer](_call_with(BLOKC=16, BLOCK=16), torch.randn(40))
+
+
+@pytest.mark.parametrize("value", [[0.0] * 40, __import__("numpy").zeros(40, "float32")], ids=["list", "ndarray"])
+@pytest.mark.parametrize("tracer", ["make_fx", "export"])
+def test_a_non_tensor_where_the_kernel_takes_a_pointer_is_an_error_naming_it(tracer, value):
+    with pytest.raises(UnsupportedTritonKernelError, match="argument 'x_ptr' of kernel 'add_kernel' is a"):
+        TRACERS[tracer](_call_with(x_ptr=value, BLOCK=16), torch.randn(40))

@@ -45,15 +45,50 @@ def main(argv: list[str] | None = None) -> int:
     explain_parser.add_argument("arguments", nargs="*", help="NAME=VALUE for every kernel parameter")
     args = parser.parse_args(argv)
 
-    from . import explain
+    from . import _compat, explain
+    from ._side_table import base_kernel
 
     module_name, _, name = args.kernel.partition(":")
-    kernel = importlib.import_module(module_name)
+    if not module_name or not name:
+        explain_parser.error(f"expected MODULE:KERNEL, got {args.kernel!r}")
+    try:
+        kernel = importlib.import_module(module_name)
+    except Exception as e:  # noqa: BLE001 - any import failure is the user's module, reported in one line
+        explain_parser.error(f"cannot import module {module_name!r}: {type(e).__name__}: {e}")
     for part in name.split("."):
-        kernel = getattr(kernel, part)
+        kernel = getattr(kernel, part, None)
+    if not _compat.is_triton_kernel(getattr(kernel, "__wrapped_triton_kernel__", kernel)):
+        explain_parser.error(f"{args.kernel!r} is not a @triton.jit kernel")
+    malformed = [arg for arg in args.arguments if "=" not in arg]
+    if malformed:
+        explain_parser.error(f"arguments must be NAME=VALUE, got {malformed}")
     kwargs = dict(arg.split("=", 1) for arg in args.arguments)
+    base = base_kernel(kernel)
+    params = [p.name for p in _compat.kernel_params(base)]
+    defaults = _compat.kernel_param_defaults(base)
+    unknown = [k for k in kwargs if k not in params]
+    if unknown:
+        explain_parser.error(f"{name} has no parameter {', '.join(unknown)}; its parameters: {' '.join(params)}")
+    tuned = {k for layer in _layers(kernel) for config in getattr(layer, "configs", []) for k in config.kwargs}
+    tuned |= {k for layer in _layers(kernel) for k in getattr(layer, "values", {})}
+    missing = [p for p in params if p not in kwargs and p not in defaults and p not in tuned]
+    if missing:
+        explain_parser.error(f"missing {' '.join(f'{p}=...' for p in missing)} (every parameter of {name} "
+                             "needs a value)")
     print(explain(kernel, {k: _value(v) for k, v in kwargs.items()}))
     return 0
+
+
+def _layers(kernel: object) -> list:
+    """The autotune / heuristics layers above a kernel."""
+    from . import _compat
+
+    layers = []
+    kernel = getattr(kernel, "__wrapped_triton_kernel__", kernel)
+    while not _compat.is_base_kernel(kernel):
+        layers.append(kernel)
+        kernel = kernel.fn
+    return layers
 
 
 if __name__ == "__main__":

@@ -96,6 +96,28 @@ TRITON_KERNEL_BASES = (JITFunction, InterpretedFunction)
 TRITON_WRAPPER_TYPES = (Autotuner, Heuristics)
 
 
+@functools.lru_cache(maxsize=None)
+def launch_option_names() -> frozenset[str]:
+    """Keyword arguments a launch accepts besides kernel parameters: num_warps, num_stages,
+    ... and every compile option of the installed backends (enable_fp_fusion, debug, ...).
+
+    triton 3.6-3.9: each backend's options are the fields of a dataclass (CUDAOptions,
+    HIPOptions); JITFunction.run rejects other names. Read without a driver.
+    """
+    import dataclasses
+    import importlib
+
+    names = {"num_warps", "num_stages", "num_ctas", "maxnreg", "debug"}
+    for module, cls in (("triton.backends.nvidia.compiler", "CUDAOptions"),
+                        ("triton.backends.amd.compiler", "HIPOptions")):
+        try:
+            options = getattr(importlib.import_module(module), cls)
+            names.update(f.name for f in dataclasses.fields(options))
+        except Exception:  # a backend that is not installed
+            pass
+    return frozenset(names)
+
+
 def autotuning_unavailable(kernel: Any) -> bool:
     """True when `kernel` runs on the interpreter, where triton's autotuner cannot benchmark.
 

@@ -101,12 +101,25 @@ class TritonHOPifier:
                 f"{len(args)} positional arguments for a kernel with {len(param_names)} parameters {param_names}",
                 fix="Check the call's arguments",
             )
+        kernel_name = _compat.python_function(base).__name__
         positional = dict(zip(param_names, args))
         call_kwargs = dict(kwargs)
+        unknown = [k for k in call_kwargs if k not in param_names and k not in _compat.launch_option_names()]
+        if unknown:
+            self.raise_unsupported(
+                f"kernel {kernel_name!r} has no parameter {unknown[0]!r}" + (f" (nor {unknown[1:]})" if unknown[1:]
+                                                                             else ""),
+                why="triton would reject it at launch; a graph would record it and run the default",
+                fix=f"Use one of its parameters {param_names} or a launch option such as num_warps",
+            )
+        duplicated = [k for k in call_kwargs if k in positional]
+        if duplicated:
+            self.raise_unsupported(f"kernel {kernel_name!r} got {duplicated} both by position and by name",
+                                   fix="Pass each argument once")
         for name, value in {**positional, **call_kwargs}.items():
             if self.is_host_tensor_descriptor(value):
                 self.raise_unsupported(
-                    f"argument {name!r} of kernel {_compat.python_function(base).__name__!r} is a host-side "
+                    f"argument {name!r} of kernel {kernel_name!r} is a host-side "
                     "TensorDescriptor (TMA)",
                     why="A graph records tensors, ints and floats; a host-side descriptor would bake its "
                     "tensor into the graph as a constant",
@@ -146,6 +159,16 @@ class TritonHOPifier:
 
         graphable = {k: v for k, v in combined.items() if self.is_graphable(v)}
         constants = {k: self.constant_value(v) for k, v in combined.items() if k not in graphable}
+        constexprs = {p.name for p in _compat.kernel_params(base) if p.is_constexpr}
+        for name, value in constants.items():
+            if name in param_names and name not in constexprs and value is not None:
+                self.raise_unsupported(
+                    f"argument {name!r} of kernel {kernel_name!r} is a {type(value).__name__}, where the kernel "
+                    "takes a tensor (a pointer) or a scalar",
+                    why="A graph records tensors, ints, floats and bools; anything else would be baked in as a "
+                    "constant that a saved program cannot rebuild",
+                    fix=f"Pass a torch.Tensor, e.g. torch.as_tensor({name}, device=...)",
+                )
         return self.call_HOP(
             kernel=kernel_side_table.add_kernel(kernel),
             constant_args=kernel_side_table.add_constants(constants),
