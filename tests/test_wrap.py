@@ -86,3 +86,46 @@ def test_autotuned_kernel_runs_eagerly_on_the_interpreter():
     x, y, out = torch.randn(40), torch.randn(40), torch.empty(40)
     wrap_triton(K.add_autotuned)[lambda meta: (triton.cdiv(40, meta["BLOCK"]),)](x, y, out, 40)
     torch.testing.assert_close(out, x + y)
+
+
+def _add_pruned(**options):
+    def f(x, y):
+        out = torch.full_like(x, 5.0)
+        wrap_triton(K.add_pruned, **options)[lambda m: (triton.cdiv(m["n"], m["BLOCK"]),)](x, y, out, x.numel())
+        return out, y
+
+    return f
+
+
+def test_interpreter_runs_the_first_surviving_config_or_the_one_asked_for():
+    """add_pruned keeps BLOCK 32 and 64 after pruning; its grid depends on BLOCK, so running
+    BLOCK=32 with BLOCK=64's grid (or the reverse) would leave elements unwritten."""
+    x, y = torch.randn(100), torch.ones(100)
+    for options in ({}, {"interpreter_config": 1}, {"interpreter_config": {"BLOCK": 64}}):
+        out, y_after = _add_pruned(**options)(x, y.clone())
+        torch.testing.assert_close(out, x + 1.0)
+        torch.testing.assert_close(y_after, torch.zeros(100))  # reset_to_zero, as after GPU autotuning
+
+
+def test_interpreter_config_that_names_no_config_is_a_clear_error():
+    with pytest.raises(UnsupportedTritonKernelError, match="names none of the 2 configs that survived pruning"):
+        _add_pruned(interpreter_config={"BLOCK": 1024})(torch.randn(100), torch.ones(100))
+    with pytest.raises(UnsupportedTritonKernelError, match="interpreter_config must be an int"):
+        wrap_triton(K.add_pruned, interpreter_config="fast")
+
+
+@pytest.mark.parametrize("options, added", [({}, 2.0), ({"interpreter_config": 1}, 4.0),
+                                            ({"interpreter_config": {"num_warps": 4}}, 4.0)])
+def test_the_chosen_config_is_the_one_that_runs(options, added):
+    """uses_num_warps adds its config's num_warps (2 or 4): the result says which config ran."""
+    x = torch.randn(64)
+
+    def f(x):
+        out = torch.empty_like(x)
+        wrap_triton(K.uses_num_warps, **options)[lambda m: (triton.cdiv(m["n"], m["BLOCK"]),)](x, out, x.numel())
+        return out
+
+    torch.testing.assert_close(f(x), x + added)
+    torch.testing.assert_close(make_fx(f)(x)(x), x + added)
+    torch._dynamo.reset()
+    torch.testing.assert_close(torch.compile(f, fullgraph=True)(x), x + added)

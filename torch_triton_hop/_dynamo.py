@@ -170,12 +170,14 @@ def _entry_call_function(tx: Any, args: list[Any], kwargs: dict[str, Any]) -> An
     wrapper_vt, grid_vt, *kernel_args = args
     wrapper = getattr(wrapper_vt, "value", None)
     if wrapper is not None and "kernel" in getattr(wrapper, "__dict__", {}):
-        kernel, writes = wrapper.kernel, wrapper.writes  # a wrapper made outside the compiled code
+        # a wrapper made outside the compiled code
+        kernel, writes, interpreter_config = wrapper.kernel, wrapper.writes, wrapper.interpreter_config
     else:  # made inside it: Dynamo holds its attributes
         kernel_vt = wrapper_vt.var_getattr(tx, "kernel")
         # Dynamo wraps JITFunctions in its own TritonKernelVariable (.kernel), others in .value.
         kernel = getattr(kernel_vt, "kernel", getattr(kernel_vt, "value", None))
         writes = wrapper_vt.var_getattr(tx, "writes").as_python_constant()
+        interpreter_config = wrapper_vt.var_getattr(tx, "interpreter_config").as_python_constant()
     if not _compat.is_triton_kernel(kernel):
         _compat.dynamo_unimplemented(
             gb_type="wrap_triton: unsupported kernel call",
@@ -184,7 +186,7 @@ def _entry_call_function(tx: Any, args: list[Any], kwargs: dict[str, Any]) -> An
         )
     from ._wrap import wrap_triton  # _wrap imports this module
 
-    wrapper = wrap_triton(kernel, writes=writes)
+    wrapper = wrap_triton(kernel, writes=writes, interpreter_config=interpreter_config)
     return DynamoTritonHOPifier(tx).call_triton_kernel(wrapper, grid_vt, tuple(kernel_args), dict(kwargs))
 
 

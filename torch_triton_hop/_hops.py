@@ -113,21 +113,63 @@ def _select_grid(configs: list, grids: list) -> Any:
     return grid
 
 
-def _launcher(kernel_key: str, configs_json: str) -> tuple[Any, list[dict[str, Any]]]:
-    def build() -> tuple[Any, list[dict[str, Any]]]:
+class _Launcher:
+    """What `launch` runs for one (kernel, configs) pair; built once, cached in the side table."""
+
+    def __init__(self, kernel: Any, configs: list[dict[str, Any]], grid_index: int | None = None,
+                 reset_to_zero: tuple[str, ...] = (), key: tuple[str, ...] = ()) -> None:
+        self.kernel = kernel            # a base kernel, or triton.autotune over the traced configs
+        self.configs = configs          # the configs `kernel` chooses from (one: no choice)
+        self.grid_index = grid_index    # which traced grid goes with the single config
+        self.reset_to_zero = reset_to_zero  # interpreter: zeroed where the GPU autotuner would have benchmarked
+        self.key = key
+        self.seen_keys: set[tuple[Any, ...]] = set()
+
+
+def _launcher(kernel_key: str, configs_json: str) -> _Launcher:
+    def build() -> _Launcher:
         kernel = kernel_side_table.get_kernel(kernel_key)
         configs = json.loads(configs_json)
         base = base_kernel(kernel)
-        if _compat.autotuning_unavailable(base):
-            configs = configs[:1]  # See _compat.autotuning_unavailable
-        if len(configs) <= 1:
-            return base, configs
         autotuner = _outermost_autotuner(kernel)
+        if _compat.autotuning_unavailable(base) and len(configs) > 1:
+            # [Note: Autotuned kernels on the interpreter]
+            # TL;DR: one config runs, the first that survived pruning unless
+            # wrap_triton(kernel, interpreter_config=...) names another (an index into the
+            # traced configs, or a dict matching a config's kwargs / launch options).
+            # Context: triton's autotuner benchmarks on a GPU driver, which the interpreter
+            # lacks. On a GPU the autotuner zeroes reset_to_zero arguments after it has
+            # benchmarked (once per autotune key), then launches; we do the same for the
+            # chosen config. restore_value only undoes benchmark runs, of which there are none.
+            index = _interpreter_config_index(kernel, configs)
+            options = _compat.autotuner_options(autotuner) if autotuner is not None else {}
+            return _Launcher(base, [configs[index]], index, tuple(options.get("reset_to_zero") or ()),
+                             tuple(options.get("key") or ()))
+        if len(configs) <= 1:
+            return _Launcher(base, configs, 0)
         options = _compat.autotuner_options(autotuner) if autotuner is not None else {"key": []}
         rebuilt = triton.autotune([_compat.config_from_fields(c) for c in configs], **options)(base)
-        return rebuilt, configs
+        return _Launcher(rebuilt, configs)
 
     return kernel_side_table.cached_launcher((kernel_key, configs_json), build)
+
+
+def _interpreter_config_index(kernel: Any, configs: list[dict[str, Any]]) -> int:
+    choice = getattr(kernel, "interpreter_config", None)
+    if choice is None:
+        return 0
+    if isinstance(choice, int) and not isinstance(choice, bool):
+        if 0 <= choice < len(configs):
+            return choice
+    elif isinstance(choice, dict):
+        for index, config in enumerate(configs):
+            fields = {**config["kwargs"], **{k: v for k, v in config.items() if k != "kwargs"}}
+            if all(fields.get(name) == value for name, value in choice.items()):
+                return index
+    raise_unsupported(
+        f"interpreter_config={choice!r} names none of the {len(configs)} configs that survived pruning", configs,
+        fix="Pass an index below the number of configs, or a dict of a config's kwargs (and num_warps, ...)",
+    )
 
 
 def _outermost_autotuner(kernel: Any) -> Any:
@@ -173,26 +215,35 @@ def launcher_for_inductor(kernel_key: str, configs_json: str, kwargs: dict[str, 
 
 def launch(*, kernel: str, constant_args: str, configs: str, grids: list, kwargs: dict[str, Any]) -> None:
     """Launch a kernel as a graph node describes it (what the dense HOP implementation runs)."""
-    launcher, config_list = _launcher(kernel, configs)
+    launcher = _launcher(kernel, configs)
+    config_list = launcher.configs
     grids = [tuple(grids[i : i + 3]) for i in range(0, len(grids), 3)]
     all_args = {**kwargs, **kernel_side_table.get_constants(constant_args)}
     if len(config_list) == 1:
         (config,) = config_list
         all_args.update(config["kwargs"])
         all_args.update({k: v for k, v in config.items() if k != "kwargs"})
-        grid = grids[0]
+        grid = grids[launcher.grid_index or 0]
     elif config_list:
         grid = _select_grid(config_list, grids)
     else:
         grid = grids[0]
+    if launcher.reset_to_zero:  # See [Note: Autotuned kernels on the interpreter]
+        key = tuple(all_args.get(k) for k in launcher.key) + tuple(
+            str(v.dtype) for v in all_args.values() if isinstance(v, torch.Tensor))
+        if key not in launcher.seen_keys:
+            launcher.seen_keys.add(key)
+            for name in launcher.reset_to_zero:
+                all_args[name].zero_()
     # Positional where possible: triton's hooks (restore_value, reset_to_zero) read
     # named args, and older triton mishandles kwargs there (triton#5082).
+    run = launcher.kernel
     positional = []
-    for param in _compat.kernel_params(base_kernel(launcher) if not _compat.is_base_kernel(launcher) else launcher):
+    for param in _compat.kernel_params(base_kernel(run) if not _compat.is_base_kernel(run) else run):
         if param.name not in all_args:
             break
         positional.append(all_args.pop(param.name))
-    launcher[grid](*positional, **all_args)
+    run[grid](*positional, **all_args)
 
 
 # --- mutation HOP ----------------------------------------------------------------------

@@ -104,6 +104,9 @@ def compute_kernel_key(kernel: Any) -> str:
     writes = getattr(kernel, "writes", None)
     if writes is not None:  # wrap_triton(kernel, writes=...) declares different semantics
         digest.update(("writes " + ",".join(writes)).encode())
+    interpreter_config = getattr(kernel, "interpreter_config", None)
+    if interpreter_config is not None:  # runs another config under the interpreter
+        digest.update(("interpreter_config " + json.dumps(interpreter_config, sort_keys=True)).encode())
     layer = unwrap_user_object(kernel)
     while True:
         digest.update(_layer_description(layer).encode())

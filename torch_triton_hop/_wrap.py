@@ -62,9 +62,10 @@ class TritonKernelWrapper:
     Made by :func:`wrap_triton`; call it like the kernel it wraps.
     """
 
-    def __init__(self, kernel: Any, writes: Iterable[str] | None = None) -> None:
+    def __init__(self, kernel: Any, writes: Iterable[str] | None = None, interpreter_config: Any = None) -> None:
         self.kernel = kernel
         self.writes = None if writes is None else tuple(writes)
+        self.interpreter_config = interpreter_config
         # Under the interpreter triton cannot autotune; our launch path runs the first config.
         self.launch_directly = is_dynamo_compiling() or not _interpreted_autotuner(kernel)
 
@@ -89,7 +90,7 @@ class TritonKernelWrapper:
 
     def __getattr__(self, name: str) -> Any:
         # arg_names, fn, configs, ...: behave like the kernel for code that inspects it.
-        if name.startswith("__") or name in ("kernel", "writes", "launch_directly"):
+        if name.startswith("__") or name in ("kernel", "writes", "interpreter_config", "launch_directly"):
             raise AttributeError(name)
         return getattr(self.kernel, name)
 
@@ -110,7 +111,7 @@ class _GriddedKernel:
         return tracing_hopifier.call_triton_kernel(self.wrapper, self.grid, args, kwargs)
 
 
-def wrap_triton(kernel: Any = None, /, *, writes: Iterable[str] | None = None) -> Any:
+def wrap_triton(kernel: Any = None, /, *, writes: Iterable[str] | None = None, interpreter_config: Any = None) -> Any:
     """Make a triton kernel capturable by make_fx, torch.export and torch.compile.
 
     Use it as a call or as a decorator on top of ``@triton.jit``, ``@triton.autotune`` or
@@ -129,6 +130,11 @@ def wrap_triton(kernel: Any = None, /, *, writes: Iterable[str] | None = None) -
             ``@triton.heuristics``.
         writes: the names of the tensor arguments the kernel writes. Skips the TTIR
             analysis; use it when the analysis falls back (it warns) or to be explicit.
+        interpreter_config: under ``TRITON_INTERPRET=1`` (no GPU to autotune on) an
+            autotuned kernel runs one config: by default the first that survives pruning.
+            Pass an index into the configs that survive pruning, or a dict that a config's
+            kwargs and launch options match (``{"BLOCK": 64}``, ``{"num_warps": 8}``), to
+            run another. Ignored on a GPU, where triton autotunes.
 
     Raises:
         UnsupportedTritonKernelError: ``kernel`` is not a triton kernel, or ``writes``
@@ -152,20 +158,30 @@ def wrap_triton(kernel: Any = None, /, *, writes: Iterable[str] | None = None) -
         >>> print(make_fx(f)(torch.zeros(8)).code.strip())  # doctest: +SKIP
     """
     if kernel is None:
-        return lambda k: wrap_triton(k, writes=writes)
+        return lambda k: wrap_triton(k, writes=writes, interpreter_config=interpreter_config)
     if is_dynamo_compiling():
         # Dynamo sees triton kernels as its own variables; the checks run when it captures
         # the call. See [Note: How Dynamo meets a wrapped kernel].
-        return TritonKernelWrapper(kernel, writes)
+        return TritonKernelWrapper(kernel, writes, interpreter_config)
+    if interpreter_config is not None and not isinstance(interpreter_config, (int, dict)) or isinstance(
+            interpreter_config, bool):
+        raise_unsupported("interpreter_config must be an int (a config's index) or a dict of config values",
+                          interpreter_config, fix="Pass e.g. interpreter_config=1 or {'BLOCK': 64}")
     if isinstance(kernel, TritonKernelWrapper):
-        return kernel if writes is None else TritonKernelWrapper(kernel.kernel, _checked_writes(kernel.kernel, writes))
+        if writes is None and interpreter_config is None:
+            return kernel
+        return TritonKernelWrapper(
+            kernel.kernel,
+            kernel.writes if writes is None else _checked_writes(kernel.kernel, writes),
+            kernel.interpreter_config if interpreter_config is None else interpreter_config,
+        )
     if not _compat.is_triton_kernel(kernel):
         raise_unsupported(
             "expected a @triton.jit kernel, optionally under @triton.autotune / @triton.heuristics",
             type(kernel).__name__,
             fix="Decorate the function with @triton.jit first",
         )
-    return TritonKernelWrapper(kernel, None if writes is None else _checked_writes(kernel, writes))
+    return TritonKernelWrapper(kernel, None if writes is None else _checked_writes(kernel, writes), interpreter_config)
 
 
 def _checked_writes(kernel: Any, writes: Iterable[str]) -> tuple[str, ...]:
