@@ -1,24 +1,39 @@
-"""Tests run on CPU under the Triton interpreter; GPU tests are marked and skipped without one."""
+"""Where the tests run kernels: on a GPU when there is one, else on CPU under the Triton interpreter.
+
+`TRITON_INTERPRET` decides, and it must be set before triton is imported: left unset, it
+becomes 0 on a machine with CUDA and 1 without. Tests marked `gpu` need the GPU; tests
+marked `interpreter` run kernels on CPU tensors and need the interpreter; tests marked
+`any_device` (inductor, the corpus under torch.compile) run on whichever there is; the rest
+(the analysis) need neither.
+"""
 
 import os
 
-os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported anywhere
+import torch  # imports no triton
+
+os.environ.setdefault("TRITON_INTERPRET", "0" if torch.cuda.is_available() else "1")
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # triton 3.9 warns unless chosen; keep its default
 
 import pytest  # noqa: E402
-import torch  # noqa: E402
+
+INTERPRETED = os.environ["TRITON_INTERPRET"] == "1"
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "gpu: needs a CUDA device (runs on the device machine)")
+    config.addinivalue_line("markers", "gpu: needs a CUDA device with TRITON_INTERPRET unset or 0")
+    config.addinivalue_line("markers", "interpreter: runs kernels on CPU tensors under TRITON_INTERPRET=1")
+    config.addinivalue_line("markers", "any_device: runs kernels on the GPU, or on CPU under the interpreter")
 
 
 def pytest_collection_modifyitems(config, items):
-    if torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1":
-        return
-    skip = pytest.mark.skip(reason="needs a CUDA device and TRITON_INTERPRET=0")
+    on_gpu = torch.cuda.is_available() and not INTERPRETED
     for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+        if "gpu" in item.keywords and not on_gpu:
+            item.add_marker(pytest.mark.skip(reason="needs a CUDA device and TRITON_INTERPRET=0"))
+        if "interpreter" in item.keywords and not INTERPRETED:
+            item.add_marker(pytest.mark.skip(reason="runs kernels on CPU tensors: set TRITON_INTERPRET=1"))
+        if "any_device" in item.keywords and not (on_gpu or INTERPRETED):
+            item.add_marker(pytest.mark.skip(reason="no GPU and TRITON_INTERPRET=0: nothing can run a kernel"))
 
 
 @pytest.fixture(autouse=True)

@@ -23,6 +23,7 @@ from kernels import CASES
 import core_kernels as K
 
 
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_corpus_read_and_write_sets_are_exact(case):
     if "atomic_load" in case.name and not hasattr(tl, "atomic_load"):
@@ -36,6 +37,7 @@ def test_corpus_covers_the_constructs():
     assert len(CASES) >= 40
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("case", [c for c in CASES if c.interpretable][:: 4], ids=lambda c: c.name)
 def test_corpus_writes_agree_with_running_the_kernel(case):
     """Tensors outside the analysed write set are untouched by a real (interpreted) run."""

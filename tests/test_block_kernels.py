@@ -17,10 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from block_kernels import Block, make_block_ops, reference_ops, rope_tables  # noqa: E402
 from torch_triton_hop import wrap_triton  # noqa: E402
 
-pytestmark = pytest.mark.skipif(
-    torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1",
-    reason="CPU-interpreter sizes; on a GPU benchmarks/compile_inductor.py runs the block",
-)
+pytestmark = pytest.mark.interpreter  # CPU-interpreter sizes; on a GPU benchmarks/compile_inductor.py runs it
 
 BATCH, SEQ, HEADS, HEAD_DIM, HIDDEN = 1, 32, 2, 16, 64
 DIM = HEADS * HEAD_DIM

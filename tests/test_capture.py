@@ -15,6 +15,8 @@ from torch_triton_hop import wrap_triton
 
 from core_kernels import add_kernel, scale_inplace
 
+pytestmark = pytest.mark.interpreter  # launches kernels on CPU tensors
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 

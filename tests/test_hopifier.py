@@ -13,6 +13,8 @@ from torch_triton_hop.errors import UnsupportedTritonKernelError
 
 import core_kernels as K
 
+pytestmark = pytest.mark.interpreter  # launches kernels on CPU tensors
+
 
 def hop_nodes(gm):
     return [n for n in gm.graph.nodes if n.op == "call_function" and "user_triton_kernel" in str(n.target)]

@@ -14,6 +14,8 @@ from torch_triton_hop.errors import UnsupportedTritonKernelError
 
 import core_kernels as K
 
+pytestmark = pytest.mark.interpreter  # launches kernels on CPU tensors
+
 
 def _node_args(x, n=4, scale=2.0):
     key = kernel_side_table.add_kernel(K.scale_inplace)

@@ -32,6 +32,7 @@ from core_kernels import (
     uses_num_warps,
 )
 
+pytestmark = pytest.mark.any_device
 HERE = os.path.dirname(os.path.abspath(__file__))
 ON_GPU = torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1"
 DEVICE = "cuda" if ON_GPU else "cpu"

@@ -12,6 +12,7 @@ from torch_triton_hop import wrap_triton
 
 from kernels import CASES
 
+pytestmark = pytest.mark.any_device
 ON_GPU = torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1"
 
 

@@ -13,6 +13,8 @@ from torch_triton_hop.errors import KernelResolutionError
 
 import core_kernels as K
 
+pytestmark = pytest.mark.interpreter  # launches kernels on CPU tensors
+
 
 def test_key_names_module_and_function_and_is_stable():
     key = kernel_side_table.add_kernel(K.add_kernel)

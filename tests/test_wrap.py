@@ -13,6 +13,8 @@ from torch_triton_hop.errors import UnsupportedTritonKernelError
 
 import core_kernels as K
 
+pytestmark = pytest.mark.interpreter  # launches kernels on CPU tensors
+
 
 def test_interpreted_kernels_are_traced():
     """Under TRITON_INTERPRET=1 the kernel is an InterpretedFunction; we still record a node."""
