@@ -46,7 +46,10 @@ def fresh_dynamo():
 
 
 def grid_1d(meta):
-    return ((meta["n"] + meta["BLOCK"] - 1) // meta["BLOCK"],)
+    n = meta["n"]
+    if not isinstance(n, (int, torch.SymInt)):  # triton 3.6's interpreter passes a 1-element tensor that numpy 2 cannot index()
+        n = int(n.handle.data.item())
+    return ((n + meta["BLOCK"] - 1) // meta["BLOCK"],)
 
 
 def rand(*shape):
