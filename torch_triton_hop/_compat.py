@@ -8,7 +8,9 @@ import anywhere else in the package.
 from __future__ import annotations
 
 import functools
+import importlib.abc
 import inspect
+import sys
 import threading
 from typing import Any
 
@@ -28,7 +30,6 @@ from torch.fx.experimental.proxy_tensor import (
     disable_proxy_modes_tracing,
     track_tensor_tree,
 )
-from torch.fx.experimental.symbolic_shapes import guard_scalar
 
 __all__ = [
     "Autotuner",
@@ -52,6 +53,16 @@ dispatch_mode_stack_depth = torch._C._len_torch_dispatch_stack
 torch_function_mode_enabled = torch._C._is_torch_function_mode_enabled
 dispatch_keys = torch._C._dispatch_keys
 _peek_functorch_interpreter = torch._C._functorch.peek_interpreter_stack
+
+
+def guard_scalar(value: Any) -> Any:
+    """A SymInt / SymFloat / SymBool as a plain value, guarding on it (torch 2.11-2.13).
+
+    Imported when first needed: symbolic_shapes pulls in sympy (~0.2 s).
+    """
+    from torch.fx.experimental.symbolic_shapes import guard_scalar as guard
+
+    return guard(value)
 
 
 def functorch_interpreter_active() -> bool:
@@ -266,6 +277,58 @@ def dynamo_unimplemented(*, gb_type: str, explanation: str) -> Any:
     from torch._dynamo.exc import unimplemented
 
     unimplemented(gb_type=gb_type, context="", explanation=explanation, hints=[])
+
+
+class _PostImportHooks(importlib.abc.MetaPathFinder):
+    """Runs callbacks right after a named module has been imported (once each)."""
+
+    def __init__(self) -> None:
+        self.callbacks: dict[str, list[Any]] = {}
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname not in self.callbacks:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _NotifyingLoader(spec.loader, self.callbacks.pop(fullname))
+                return spec
+        return None
+
+
+class _NotifyingLoader(importlib.abc.Loader):
+    def __init__(self, loader: Any, callbacks: list[Any]) -> None:
+        self.loader = loader
+        self.callbacks = callbacks
+
+    def create_module(self, spec: Any) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self.loader.exec_module(module)
+        for callback in self.callbacks:
+            callback()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.loader, name)
+
+
+_post_import_hooks = _PostImportHooks()
+sys.meta_path.insert(0, _post_import_hooks)
+
+
+def when_imported(module_name: str, callback: Any) -> None:
+    """Call `callback()` once `module_name` is imported: now if it already is, else right after.
+
+    How the package registers with Dynamo without importing it (`import torch_triton_hop`
+    stays light): torch.compile and strict export import Dynamo before they trace.
+    """
+    if module_name in sys.modules:
+        callback()
+    else:
+        _post_import_hooks.callbacks.setdefault(module_name, []).append(callback)
 
 
 def register_dynamo_hop_handler(hop: HigherOrderOperator, call_function: Any) -> None:

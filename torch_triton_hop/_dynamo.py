@@ -190,4 +190,9 @@ def _entry_call_function(tx: Any, args: list[Any], kwargs: dict[str, Any]) -> An
     return DynamoTritonHOPifier(tx).call_triton_kernel(wrapper, grid_vt, tuple(kernel_args), dict(kwargs))
 
 
-_compat.register_dynamo_hop_handler(dynamo_entry, _entry_call_function)
+# Registered when Dynamo's HOP table is imported (torch.compile / strict export import it
+# before tracing), so importing this package does not import Dynamo.
+_compat.when_imported(
+    "torch._dynamo.variables.higher_order_ops",
+    lambda: _compat.register_dynamo_hop_handler(dynamo_entry, _entry_call_function),
+)
