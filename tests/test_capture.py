@@ -122,7 +122,8 @@ class TestExport(TestCase):
             print("ok")
         """)
         result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                                env={**os.environ, "PYTHONPATH": HERE + os.pathsep + os.environ.get("PYTHONPATH", "")})
+                                env={**os.environ, "PYTHONPATH": HERE + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                                     "TORCH_TRITON_HOP_KERNEL_MODULES": "core_kernels"})
         self.assertEqual(result.returncode, 0, result.stderr[-3000:])
         self.assertEqual(result.stdout.strip(), "ok")
 

@@ -9,8 +9,8 @@ torch.export and torch.compile.
 
 from ._analysis import explain, identify_accessed_tensors, identify_mutated_tensors
 from ._hopifier import TracingTritonHOPifier, TritonHOPifier
-from ._hops import triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
-from ._side_table import kernel_side_table
+from ._hops import check_kernels, triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
+from ._side_table import allow_kernel_modules, kernel_side_table
 from ._wrap import wrap_triton
 from . import _hops, _inductor_bridge
 
@@ -27,9 +27,11 @@ __all__ = [
     "identify_mutated_tensors",
     "identify_accessed_tensors",
     "explain",
+    "allow_kernel_modules",
+    "check_kernels",
 ]
 
 for _name in ("TritonHOPifier", "TracingTritonHOPifier", "identify_mutated_tensors", "identify_accessed_tensors",
-              "explain"):
+              "explain", "allow_kernel_modules", "check_kernels"):
     globals()[_name].__module__ = __name__
 del _name

@@ -406,3 +406,32 @@ _FALLTHROUGH_KEYS = [
 for _hop in (triton_kernel_wrapper_mutation, triton_kernel_wrapper_functional):
     for _key in _FALLTHROUGH_KEYS:
         _hop.fallthrough(_key)
+
+
+def check_kernels(program: Any) -> list[str]:
+    """Resolve every kernel a program launches now, rather than at its first call.
+
+    ``program`` is an ``ExportedProgram`` (e.g. from ``torch.export.load``) or an
+    ``fx.GraphModule``. Raises ``KernelResolutionError`` naming the first kernel that cannot
+    be found (module not imported and not allowed, or source changed / program edited);
+    returns the kernel keys.
+
+    Example::
+
+        >>> ep = torch.export.load("model.pt2")                    # doctest: +SKIP
+        >>> torch_triton_hop.check_kernels(ep)                     # doctest: +SKIP
+        ['my_pkg.kernels:add_kernel@3f2a9c0d1b7e4a55']
+    """
+    module = getattr(program, "graph_module", program)
+    keys = []
+    for graph_module in module.modules():
+        graph = getattr(graph_module, "graph", None)
+        if not isinstance(graph, torch.fx.Graph):
+            continue
+        for node in graph.nodes:
+            if node.op == "call_function" and node.target in (triton_kernel_wrapper_mutation,
+                                                              triton_kernel_wrapper_functional):
+                kernel_side_table.get_kernel(node.kwargs["kernel"])
+                kernel_side_table.get_constants(node.kwargs["constant_args"])
+                keys.append(node.kwargs["kernel"])
+    return list(dict.fromkeys(keys))

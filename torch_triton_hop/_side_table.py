@@ -27,13 +27,16 @@ import hashlib
 import importlib
 import inspect
 import json
+import os
+import sys
 import threading
 from typing import Any
 
 from . import _compat
 from .errors import KernelResolutionError
 
-__all__ = ["KernelSideTable", "kernel_side_table", "compute_kernel_key"]
+__all__ = ["KernelSideTable", "kernel_side_table", "compute_kernel_key", "allow_kernel_modules",
+           "kernel_module_allowed"]
 
 # Objects that wrap a triton kernel (our TritonKernelWrapper) expose it under this name,
 # so the side table can resolve them without importing the wrapper module.
@@ -41,6 +44,34 @@ WRAPPED_KERNEL_ATTRIBUTE = "__wrapped_triton_kernel__"
 
 _IN_PROCESS_PREFIX = "in-process:"
 _LAUNCHER_CACHE_SIZE = 256
+
+
+_ALLOWED_MODULES: set[str] = set()
+_ALLOWED_MODULES_VARIABLE = "TORCH_TRITON_HOP_KERNEL_MODULES"
+
+
+def allow_kernel_modules(*names: str) -> None:
+    """Let loaded programs import these modules to find their kernels.
+
+    A saved program names each kernel by module; by default only modules already imported
+    are used. Names are module names (``"my_pkg.kernels"``) or prefixes ending in ``.*``
+    (``"my_pkg.*"``). The environment variable ``TORCH_TRITON_HOP_KERNEL_MODULES`` takes the
+    same names, separated by commas, for deployment.
+
+    Example::
+
+        >>> import torch_triton_hop
+        >>> torch_triton_hop.allow_kernel_modules("my_pkg.kernels")
+    """
+    for name in names:
+        if not isinstance(name, str) or not name.strip(".*"):
+            raise ValueError(f"allow_kernel_modules: expected module names such as 'my_pkg.kernels', got {name!r}")
+        _ALLOWED_MODULES.add(name)
+
+
+def kernel_module_allowed(module_name: str) -> bool:
+    names = _ALLOWED_MODULES | {n.strip() for n in os.environ.get(_ALLOWED_MODULES_VARIABLE, "").split(",") if n.strip()}
+    return any(module_name == n or (n.endswith(".*") and module_name.startswith(n[:-1])) for n in names)
 
 
 def unwrap_user_object(obj: Any) -> Any:
@@ -182,22 +213,36 @@ class KernelSideTable:
         return kernel
 
     def _resolve_by_import(self, key: str) -> Any:
+        """The kernel a key names, from a module the user imported or allowed.
+
+        # [Note: Loading a program imports nothing unasked]
+        # TL;DR: a key's module is looked up in sys.modules; it is imported only if the user
+        # allowed it (allow_kernel_modules, or TORCH_TRITON_HOP_KERNEL_MODULES), and the
+        # digest is checked before anything found there is used.
+        # Context: a saved program is data. Importing whatever module a (possibly edited)
+        # key names would run that module's top-level code on load.
+        """
         module_name, _, rest = key.partition(":")
-        qualname = rest.rpartition("@")[0]
-        hint = (
-            "Import the module that defines it before loading the program, and make sure the "
-            "kernel is defined at module level (not in __main__ or inside a function)"
-        )
+        qualname, _, digest = rest.rpartition("@")
         if "<locals>" in qualname or module_name == "__main__":
             raise KernelResolutionError(
                 f"wrap_triton: cannot resolve kernel {key!r}: it was defined in "
                 f"{'a local scope' if '<locals>' in qualname else '__main__'}, which another process "
-                f"cannot import. {hint}."
+                "cannot import. Define the kernel at module level in an importable module."
             )
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as e:
-            raise KernelResolutionError(f"wrap_triton: cannot resolve kernel {key!r}: {e}. {hint}.") from e
+        module = sys.modules.get(module_name)
+        if module is None:
+            if not kernel_module_allowed(module_name):
+                raise KernelResolutionError(
+                    f"wrap_triton: the program's kernel {qualname!r} lives in module {module_name!r}, which is "
+                    "not imported and not allowed to be imported, so nothing was imported. Import it before "
+                    f"running the program, or allow it: torch_triton_hop.allow_kernel_modules({module_name!r}) "
+                    f"or TORCH_TRITON_HOP_KERNEL_MODULES={module_name}."
+                )
+            try:
+                module = importlib.import_module(module_name)
+            except ImportError as e:
+                raise KernelResolutionError(f"wrap_triton: cannot resolve kernel {key!r}: {e}.") from e
         candidates = []
         obj: Any = module
         for part in qualname.split("."):
@@ -209,9 +254,9 @@ class KernelSideTable:
             if _compat.is_triton_kernel(unwrap_user_object(candidate)) and compute_kernel_key(candidate) == key:
                 return candidate
         raise KernelResolutionError(
-            f"wrap_triton: cannot resolve kernel {key!r}: module {module_name!r} has no kernel "
-            f"{qualname!r} with this source and these autotune configs. The kernel changed since the "
-            "program was saved; re-export it with the current kernel."
+            f"wrap_triton: module {module_name!r} has no kernel {qualname!r} whose source and autotune configs "
+            f"hash to {digest!r}: the kernel changed since the program was saved, or the program was edited. "
+            "Nothing found there was used; re-export the program with the current kernel."
         )
 
     # constants

@@ -79,7 +79,9 @@ def main() -> None:
     torch.export.save(ep, path)
     script = (
         "import torch, torch_triton_hop\n"
+        "torch_triton_hop.allow_kernel_modules('torch_triton_hop.demo')  # loading imports only what you allow\n"
         f"ep = torch.export.load({path!r})\n"
+        "torch_triton_hop.check_kernels(ep)  # find every kernel now rather than at the first call\n"
         f"x = torch.randn(777, device={DEVICE!r}); y = torch.randn(777, device={DEVICE!r})\n"
         "torch.testing.assert_close(ep.module()(x, y), (x + 0.5 * y).relu())\n"
         "print('loaded', len(ep.graph.nodes), 'nodes; result for n=777 matches')\n"

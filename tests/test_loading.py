@@ -1,0 +1,106 @@
+"""Loading a saved program imports nothing the user did not ask for.
+
+`marker_kernels` appends a line to $TTH_IMPORT_MARKER when imported, so each test can tell
+whether loading imported it. See [Note: Loading a program imports nothing unasked].
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+import triton
+
+from torch_triton_hop import wrap_triton
+
+pytestmark = pytest.mark.interpreter  # launches kernels on CPU tensors
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class AddOne(torch.nn.Module):
+    def forward(self, x):
+        import marker_kernels
+
+        out = torch.empty_like(x)
+        wrap_triton(marker_kernels.add_one)[(triton.cdiv(x.numel(), 16),)](x, out, x.numel(), BLOCK=16)
+        return out
+
+
+def save(tmp_path, edit_key=None):
+    ep = torch.export.export(AddOne(), (torch.randn(20),), strict=False)
+    if edit_key is not None:
+        for node in ep.graph.nodes:
+            if "user_triton_kernel" in str(node.target):
+                node.kwargs = {**node.kwargs, "kernel": edit_key(node.kwargs["kernel"])}
+    path = tmp_path / "program.pt2"
+    torch.export.save(ep, path)
+    return path
+
+
+def load_and_run(tmp_path, path, before_load="", env=None):
+    marker = tmp_path / "imported.txt"
+    script = textwrap.dedent(f"""
+        import torch, torch_triton_hop
+        {before_load}
+        ep = torch.export.load({str(path)!r})
+        try:
+            torch_triton_hop.check_kernels(ep)
+            x = torch.arange(20.0)
+            print("RESULT", ep.module()(x).tolist())
+        except Exception as e:
+            print("ERROR", type(e).__name__, e)
+    """)
+    base = {k: v for k, v in os.environ.items() if k != "TORCH_TRITON_HOP_KERNEL_MODULES"}
+    env = {**base, "PYTHONPATH": HERE, "TTH_IMPORT_MARKER": str(marker), "TRITON_INTERPRET": "1", **(env or {})}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip().splitlines()[-1], marker.exists()
+
+
+def test_a_module_neither_imported_nor_allowed_is_not_imported(tmp_path):
+    line, imported = load_and_run(tmp_path, save(tmp_path))
+    assert line.startswith("ERROR KernelResolutionError") and "'marker_kernels', which is not imported" in line
+    assert "allow_kernel_modules('marker_kernels')" in line and "TORCH_TRITON_HOP_KERNEL_MODULES" in line
+    assert not imported
+
+
+@pytest.mark.parametrize("how", ["imported by the user", "allowed by the API", "allowed by the variable"])
+def test_an_imported_or_allowed_module_is_used(tmp_path, how):
+    before, env = {
+        "imported by the user": ("import marker_kernels", None),
+        "allowed by the API": ("torch_triton_hop.allow_kernel_modules('marker_kernels')", None),
+        "allowed by the variable": ("", {"TORCH_TRITON_HOP_KERNEL_MODULES": "other, marker_kernels"}),
+    }[how]
+    line, imported = load_and_run(tmp_path, save(tmp_path), before, env)
+    assert line == f"RESULT {[i + 1.0 for i in range(20)]}"
+    assert imported
+
+
+def test_an_edited_key_naming_another_module_imports_nothing(tmp_path):
+    """`this` prints a poem when imported; the edited program must not import it."""
+    path = save(tmp_path, edit_key=lambda key: "this:add_one@" + key.rpartition("@")[2])
+    line, imported = load_and_run(tmp_path, path)
+    assert "module 'this', which is not imported and not allowed" in line
+    assert not imported
+
+
+def test_an_edited_digest_in_an_allowed_module_is_reported_as_changed_or_edited(tmp_path):
+    path = save(tmp_path, edit_key=lambda key: key.rpartition("@")[0] + "@0000000000000000")
+    line, imported = load_and_run(tmp_path, path, "torch_triton_hop.allow_kernel_modules('marker_kernels')")
+    assert "has no kernel 'add_one' whose source and autotune configs hash to '0000000000000000'" in line
+    assert "changed since the program was saved, or the program was edited" in line
+
+
+def test_allowed_names_are_modules_or_package_prefixes(monkeypatch):
+    from torch_triton_hop._side_table import kernel_module_allowed
+
+    monkeypatch.setattr("torch_triton_hop._side_table._ALLOWED_MODULES", set())
+    monkeypatch.setenv("TORCH_TRITON_HOP_KERNEL_MODULES", "pkg.kernels, lib.*")
+    assert kernel_module_allowed("pkg.kernels") and kernel_module_allowed("lib.ops.norm")
+    assert not kernel_module_allowed("pkg") and not kernel_module_allowed("pkg.kernels_evil")
+    assert not kernel_module_allowed("lib") and not kernel_module_allowed("library")
+    with pytest.raises(ValueError, match="expected module names"):
+        __import__("torch_triton_hop").allow_kernel_modules("*")
