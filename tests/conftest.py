@@ -13,6 +13,11 @@ import torch  # imports no triton
 
 os.environ.setdefault("TRITON_INTERPRET", "0" if torch.cuda.is_available() else "1")
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # triton 3.9 warns unless chosen; keep its default
+if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+    # A cache of this session's own: code compiled by an earlier checkout is never reused.
+    import tempfile
+
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="torch_triton_hop_tests_")
 
 import pytest  # noqa: E402
 

@@ -113,3 +113,20 @@ def two_outputs(x_ptr, a_ptr, b_ptr, n, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=mask)
     tl.store(a_ptr + offs, x + 1.0, mask=mask)
     tl.store(b_ptr + offs, x * 2.0, mask=mask)
+
+
+@triton.jit
+def write_then_read(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """a[i] = 7; out[i] = b[i] + 1: where b aliases a, out sees the 7 (one program per block)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(a_ptr + offs, tl.full((BLOCK,), 7.0, tl.float32), mask=mask)
+    tl.debug_barrier()
+    tl.store(out_ptr + offs, tl.load(b_ptr + offs, mask=mask) + 1.0, mask=mask)
+
+
+@triton.jit
+def untouched_argument(x_ptr, unused_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 3.0, mask=mask)

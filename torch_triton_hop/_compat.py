@@ -85,6 +85,19 @@ def storage_identity(t: torch.Tensor) -> int:
         return id(t)
 
 
+def functional_ops_context(ctx: Any) -> Any:
+    """Where view ops on a functionalize rule's (wrapped) tensors may run.
+
+    torch 2.11-2.13: the Python functionalization API (AOTAutograd, export) keeps its
+    FunctionalTensorMode in ctx.mode and ops on FunctionalTensors must run under it; the C++
+    and functorch APIs (torch.func.functionalize) need nothing.
+    """
+    import contextlib
+
+    mode = getattr(ctx, "mode", None)
+    return mode if mode is not None else contextlib.nullcontext()
+
+
 def clone_preserve_strides(t: torch.Tensor) -> torch.Tensor:
     """A copy with the same sizes, strides and storage offset (torch 2.11-2.13 keep theirs private)."""
     if t.is_contiguous() and t.storage_offset() == 0:
@@ -565,3 +578,8 @@ def run_and_get_code(fn: Any, *args: Any) -> tuple[Any, list[str]]:
     from torch._inductor.utils import run_and_get_code as run
 
     return run(fn, *args)
+
+
+def sympy_value(value: Any) -> Any:
+    """An int or SymInt as inductor takes sizes: int, or the SymInt's sympy expression."""
+    return value.node.expr if isinstance(value, torch.SymInt) else value

@@ -37,7 +37,8 @@ from .errors import raise_unsupported
 log = logging.getLogger(__name__)
 
 __all__ = ["triton_kernel_wrapper_mutation", "triton_kernel_wrapper_functional", "launch", "launcher_for_inductor",
-           "tensors_accessed", "tensors_written", "functionalization_hooks"]
+           "tensors_accessed", "tensors_written", "functionalization_hooks",
+           "alias_groups", "storage_span", "clone_written", "check_kernels"]
 
 
 class _TritonKernelHOP(_compat.HigherOrderOperator):
@@ -299,21 +300,90 @@ def tensors_written(kernel: str, constant_args: str, configs: str, kwargs: dict[
     return tensors_accessed(kernel, constant_args, configs, kwargs).writes
 
 
-def _check_no_aliasing(written: list[str], kwargs: dict[str, Any]) -> None:
-    storages: dict[int, str] = {}
+# [Note: Arguments that share memory]
+# TL;DR: when tensor arguments share storage and the kernel writes one of them, they are
+# given views of ONE copy of the memory they span, in the same positions, so the kernel
+# reads through one alias what it wrote through another, as it does eagerly.
+# Context: functionalization clones written tensors; cloning each alias separately would
+# split the memory and lose writes (Liger's in-place RMSNorm backward passes one tensor as
+# both dY and dX). At functionalization we take one view spanning every member's elements
+# (as_strided over the storage), unwrap it and rebuild each member as a view of it with its
+# own sizes, strides and offset, so the aliasing is visible to the functional HOP. Its
+# dense / fake rules clone per storage group (one copy, views of it) instead of per tensor,
+# and the results are written back through each written member. Arguments the kernel
+# neither reads nor writes are left alone. Members of different dtypes cannot share one
+# copy exactly: refused.
+
+
+def _extent(t: torch.Tensor) -> Any:
+    """Elements of storage, from storage_offset, that `t` can touch."""
+    if any(s == 0 for s in t.size()):
+        return 0
+    return 1 + sum((s - 1) * st for s, st in zip(t.size(), t.stride()))
+
+
+def alias_groups(kwargs: dict[str, Any], involved: set[str]) -> list[list[str]]:
+    """Names of tensor arguments that share storage, for groups with a member in `involved`."""
+    groups: dict[int, list[str]] = {}
     for name, value in kwargs.items():
-        if not isinstance(value, torch.Tensor):
-            continue
-        storage = _compat.storage_identity(value)
-        other = storages.setdefault(storage, name)
-        if other != name and (name in written or other in written):
+        if isinstance(value, torch.Tensor):
+            groups.setdefault(_compat.storage_identity(value), []).append(name)
+    return [names for names in groups.values() if len(names) > 1 and involved & set(names)]
+
+
+def storage_span(tensors: list[torch.Tensor]) -> tuple[Any, Any]:
+    lo = min(t.storage_offset() for t in tensors)
+    hi = max(t.storage_offset() + _extent(t) for t in tensors)
+    return lo, hi
+
+
+def clone_written(kwargs: dict[str, Any], tensors_to_clone: list[str]) -> dict[str, Any]:
+    """The launch's arguments with each written tensor replaced by a copy (same strides).
+
+    Tensors sharing storage with a written one get views of one copy of their common span.
+    See [Note: Arguments that share memory].
+    """
+    result = dict(kwargs)
+    grouped: set[str] = set()
+    for names in alias_groups(kwargs, set(tensors_to_clone)):
+        tensors = [kwargs[n] for n in names]
+        lo, hi = storage_span(tensors)
+        copy = torch.as_strided(tensors[0], (hi - lo,), (1,), lo).clone()
+        for name, t in zip(names, tensors):
+            result[name] = torch.as_strided(copy, t.size(), t.stride(), t.storage_offset() - lo)
+        grouped.update(names)
+    for name in tensors_to_clone:
+        if name not in grouped:
+            result[name] = _compat.clone_preserve_strides(kwargs[name])
+    return result
+
+
+def _share_memory_exactly(ctx: Any, kwargs: dict[str, Any], unwrapped: dict[str, Any],
+                          accessed: Any, kernel: str) -> dict[str, Any]:
+    """Unwrapped arguments in which aliases of a written tensor are views of one tensor."""
+    involved = set(accessed.reads) | set(accessed.writes)
+    groups = [g for g in alias_groups(kwargs, set(accessed.writes)) if len(involved & set(g)) > 1]
+    if not groups:
+        return unwrapped
+    unwrapped = dict(unwrapped)
+    for names in groups:
+        names = [n for n in names if n in involved]  # untouched arguments never block anything
+        tensors = [kwargs[n] for n in names]
+        if len({t.dtype for t in tensors}) > 1:
             raise_unsupported(
-                f"kernel arguments {other!r} and {name!r} share memory and the kernel writes "
-                f"{name if name in written else other!r}",
-                why="Functionalization (torch.export, torch.compile, make_fx(functionalize(f))) clones "
-                "written tensors, which would split the two views and lose the write",
-                fix="Pass separate tensors, or pass the shared base once and index it inside the kernel",
+                f"kernel {kernel.partition(':')[2].rpartition('@')[0]!r}: arguments {names} share memory with "
+                f"different dtypes ({', '.join(str(t.dtype) for t in tensors)}) and the kernel writes one of them",
+                why="Functionalization can copy shared memory only as one dtype",
+                fix="Pass one of them and reinterpret it inside the kernel, or pass separate tensors",
             )
+        lo, hi = storage_span(tensors)
+        with _compat.functional_ops_context(ctx):
+            span_view = torch.as_strided(tensors[0], (hi - lo,), (1,), lo)
+        span = ctx.unwrap_tensors(span_view)
+        with ctx.redispatch_to_next():
+            for name, t in zip(names, tensors):
+                unwrapped[name] = torch.as_strided(span, t.size(), t.stride(), t.storage_offset() - lo)
+    return unwrapped
 
 
 @triton_kernel_wrapper_mutation.py_functionalize_impl
@@ -321,8 +391,9 @@ def _mutation_functionalize(ctx, *, kernel, constant_args, configs, grids, kwarg
     for hook in functionalization_hooks:
         hook()
     unwrapped_kwargs = ctx.unwrap_tensors(kwargs)
-    written = tensors_written(kernel, constant_args, configs, unwrapped_kwargs)
-    _check_no_aliasing(written, kwargs)
+    accessed = tensors_accessed(kernel, constant_args, configs, unwrapped_kwargs)
+    written = accessed.writes
+    unwrapped_kwargs = _share_memory_exactly(ctx, kwargs, unwrapped_kwargs, accessed, kernel)
     with ctx.redispatch_to_next():
         outputs = triton_kernel_wrapper_functional(
             kernel=kernel,
@@ -345,10 +416,7 @@ def _mutation_functionalize(ctx, *, kernel, constant_args, configs, grids, kwarg
 
 @triton_kernel_wrapper_functional.py_impl(DispatchKey.CompositeExplicitAutograd)
 def _functional_dense(*, kernel, constant_args, configs, grids, kwargs, tensors_to_clone):
-    kwargs = {
-        name: _compat.clone_preserve_strides(value) if name in tensors_to_clone else value
-        for name, value in kwargs.items()
-    }
+    kwargs = clone_written(kwargs, tensors_to_clone)
     launch(kernel=kernel, constant_args=constant_args, configs=configs, grids=grids, kwargs=kwargs)
     return tuple(kwargs[name] for name in tensors_to_clone)
 
@@ -356,12 +424,14 @@ def _functional_dense(*, kernel, constant_args, configs, grids, kwargs, tensors_
 @triton_kernel_wrapper_functional.py_impl(_compat.FakeTensorMode)
 def _functional_fake(mode, *, kernel, constant_args, configs, grids, kwargs, tensors_to_clone):
     with mode:
-        return tuple(_compat.clone_preserve_strides(kwargs[name]) for name in tensors_to_clone)
+        copies = clone_written(kwargs, tensors_to_clone)
+        return tuple(copies[name] for name in tensors_to_clone)
 
 
 @triton_kernel_wrapper_functional.py_impl(DispatchKey.Meta)
 def _functional_meta(*, kernel, constant_args, configs, grids, kwargs, tensors_to_clone):
-    return tuple(_compat.clone_preserve_strides(kwargs[name]) for name in tensors_to_clone)
+    copies = clone_written(kwargs, tensors_to_clone)
+    return tuple(copies[name] for name in tensors_to_clone)
 
 
 @triton_kernel_wrapper_functional.py_impl(_compat.ProxyTorchDispatchMode)

@@ -31,6 +31,8 @@ import torch
 
 from . import _compat
 from ._hops import (
+    alias_groups,
+    storage_span,
     launcher_for_inductor,
     tensors_accessed,
     triton_kernel_wrapper_functional,
@@ -185,6 +187,9 @@ def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
         if user.target is not operator.getitem:
             return  # not the shape functionalization produces; the lowering clones everything
         outputs.setdefault(user.args[1], []).append(user)
+    storages = [_storage(v) for v in kwargs.values() if _storage(v) is not None]
+    if len(storages) != len(set(storages)):
+        return  # arguments share memory: the functional lowering copies their span once
     order = {n: i for i, n in enumerate(graph.nodes)}
     in_place: dict[str, list[torch.fx.Node]] = {}
     storages: set[Any] = set()
@@ -243,9 +248,25 @@ def _kernel_name(kernel: str) -> str:
 
 def _lower_functional(*, kernel, constant_args, configs, grids, kwargs, tensors_to_clone):
     ir = _compat.inductor_ir()
+    as_strided = _compat.inductor_lowering(torch.ops.aten.as_strided.default)
     vals = _node_kwargs_vals()
     kwargs = dict(kwargs)
+    # Arguments sharing memory with a written one get views of one copy of their span.
+    # See [Note: Arguments that share memory].
+    grouped: set[str] = set()
+    for names in alias_groups({n: v for n, v in vals.items() if isinstance(v, torch.Tensor)}, set(tensors_to_clone)):
+        lo, hi = storage_span([vals[n] for n in names])
+        span = as_strided(kwargs[names[0]], [_compat.sympy_value(hi - lo)], [1], _compat.sympy_value(lo))
+        copy = _compat.inductor_require_exact_strides(ir.ExternKernel.copy_input(span), [1])
+        for name in names:
+            v = vals[name]
+            kwargs[name] = as_strided(copy, [_compat.sympy_value(d) for d in v.size()],
+                                      [_compat.sympy_value(d) for d in v.stride()],
+                                      _compat.sympy_value(v.storage_offset() - lo))
+        grouped.update(names)
     for name in tensors_to_clone:
+        if name in grouped:
+            continue
         copy = ir.ExternKernel.copy_input(kwargs[name])
         kwargs[name] = _compat.inductor_require_exact_strides(copy, vals[name].stride())
     _lower_launch(kernel, constant_args, configs, grids, kwargs, vals)
