@@ -130,3 +130,26 @@ def untouched_argument(x_ptr, unused_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 3.0, mask=mask)
+
+
+@triton.jit
+def swiglu_forward(a_ptr, b_ptr, c_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(a_ptr + offs, mask=mask)
+    b = tl.load(b_ptr + offs, mask=mask)
+    tl.store(c_ptr + offs, a * tl.sigmoid(a) * b, mask=mask)
+
+
+@triton.jit
+def swiglu_backward_in_place(dc_ptr, a_ptr, b_ptr, n, BLOCK: tl.constexpr):
+    """Like Liger's SwiGLU backward: the gradients overwrite the saved inputs a and b."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    dc = tl.load(dc_ptr + offs, mask=mask)
+    a = tl.load(a_ptr + offs, mask=mask)
+    b = tl.load(b_ptr + offs, mask=mask)
+    sig = tl.sigmoid(a)
+    silu = a * sig
+    tl.store(a_ptr + offs, dc * b * (silu * (1 - sig) + sig), mask=mask)
+    tl.store(b_ptr + offs, dc * silu, mask=mask)

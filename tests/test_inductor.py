@@ -28,6 +28,8 @@ from core_kernels import (
     add_rows,
     mul_kernel,
     scale_inplace,
+    swiglu_backward_in_place,
+    swiglu_forward,
     two_outputs,
     uses_num_warps,
 )
@@ -445,3 +447,55 @@ def test_descriptor_built_in_compiled_code_is_refused_naming_the_argument():
 
     with pytest.raises(Exception, match="argument 'x_ptr' of kernel 'scale_inplace' is a host-side TensorDescriptor"):
         torch.compile(fn, fullgraph=True)(rand(16))
+
+
+class SwiGLUWritingSavedInputs(torch.autograd.Function):
+    """Liger-Kernel's SwiGLU: backward writes the gradients into the tensors saved in forward."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        c = torch.empty_like(a)
+        wrap_triton(swiglu_forward)[grid_1d](a, b, c, a.numel(), BLOCK=16)
+        ctx.save_for_backward(a, b)
+        return c
+
+    @staticmethod
+    def backward(ctx, dc):
+        a, b = ctx.saved_tensors
+        wrap_triton(swiglu_backward_in_place)[grid_1d](dc.contiguous(), a, b, a.numel(), BLOCK=16)
+        return a, b
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_backward_writing_tensors_saved_in_forward_gives_eager_gradients(backend):
+    def loss(x, y):
+        a, b = x * 1.0, y * 1.0  # intermediates, as in a model: Liger saves its inputs
+        return (SwiGLUWritingSavedInputs.apply(a, b) * 2.0).sum()
+
+    def reference(x, y):
+        return ((torch.nn.functional.silu(x) * y) * 2.0).sum()
+
+    x, y = rand(40).requires_grad_(), rand(40).requires_grad_()
+    reference(x, y).backward()
+    expected = (x.grad.clone(), y.grad.clone())
+    for fn in (loss, torch.compile(loss, fullgraph=True, backend=backend)):
+        x.grad = y.grad = None
+        fn(x, y).backward()
+        torch.testing.assert_close((x.grad, y.grad), expected)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_backward_writing_saved_leaf_inputs_gives_eager_gradients(backend):
+    """The saved tensors are the leaves themselves: backward overwrites the caller's inputs' data
+    (as Liger does eagerly); gradients are still eager's."""
+
+    def loss(x, y):
+        return SwiGLUWritingSavedInputs.apply(x, y).sum()
+
+    x0, y0 = rand(40), rand(40)
+    x, y = x0.clone().requires_grad_(), y0.clone().requires_grad_()
+    loss(x, y).backward()
+    expected = (x.grad.clone(), y.grad.clone())
+    x, y = x0.clone().requires_grad_(), y0.clone().requires_grad_()
+    torch.compile(loss, fullgraph=True, backend=backend)(x, y).backward()
+    torch.testing.assert_close((x.grad, y.grad), expected)
