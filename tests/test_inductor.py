@@ -484,6 +484,11 @@ def test_backward_writing_tensors_saved_in_forward_gives_eager_gradients(backend
         torch.testing.assert_close((x.grad, y.grad), expected)
 
 
+@pytest.mark.xfail(
+    tuple(int(v) for v in torch.__version__.split(".")[:2]) < (2, 12), strict=True,
+    reason="torch 2.11's AOTAutograd writes a backward's mutation of a forward input back with an in-place "
+    "copy_ that autograd refuses on a leaf requiring grad (_functionalized_f_helper); 2.13 accepts it",
+)
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 def test_backward_writing_saved_leaf_inputs_gives_eager_gradients(backend):
     """The saved tensors are the leaves themselves: backward overwrites the caller's inputs' data
