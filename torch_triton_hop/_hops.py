@@ -386,23 +386,24 @@ def _share_memory_exactly(ctx: Any, kwargs: dict[str, Any], unwrapped: dict[str,
     return unwrapped
 
 
-@triton_kernel_wrapper_mutation.py_functionalize_impl
-def _mutation_functionalize(ctx, *, kernel, constant_args, configs, grids, kwargs):
+def _functionalized_launch(ctx: Any, node: dict[str, Any], tensors_to_clone: list[str] | None) -> tuple[list, Any]:
+    """The functional HOP called below functionalization: (written names, its outputs)."""
     for hook in functionalization_hooks:
         hook()
-    unwrapped_kwargs = ctx.unwrap_tensors(kwargs)
-    accessed = tensors_accessed(kernel, constant_args, configs, unwrapped_kwargs)
-    written = accessed.writes
-    unwrapped_kwargs = _share_memory_exactly(ctx, kwargs, unwrapped_kwargs, accessed, kernel)
+    kwargs = node["kwargs"]
+    unwrapped = ctx.unwrap_tensors(kwargs)
+    accessed = tensors_accessed(node["kernel"], node["constant_args"], node["configs"], unwrapped)
+    written = accessed.writes if tensors_to_clone is None else tensors_to_clone
+    unwrapped = _share_memory_exactly(ctx, kwargs, unwrapped, accessed, node["kernel"])
     with ctx.redispatch_to_next():
-        outputs = triton_kernel_wrapper_functional(
-            kernel=kernel,
-            constant_args=constant_args,
-            configs=configs,
-            grids=grids,
-            kwargs=unwrapped_kwargs,
-            tensors_to_clone=written,
-        )
+        outputs = triton_kernel_wrapper_functional(**{**node, "kwargs": unwrapped}, tensors_to_clone=written)
+    return written, outputs
+
+
+@triton_kernel_wrapper_mutation.py_functionalize_impl
+def _mutation_functionalize(ctx, *, kernel, constant_args, configs, grids, kwargs):
+    node = dict(kernel=kernel, constant_args=constant_args, configs=configs, grids=grids, kwargs=kwargs)
+    written, outputs = _functionalized_launch(ctx, node, None)
     for name, output in zip(written, outputs):
         original = kwargs[name]
         ctx.replace(original, output)
@@ -446,19 +447,9 @@ def _functional_proxy(mode, *, kernel, constant_args, configs, grids, kwargs, te
 
 @triton_kernel_wrapper_functional.py_functionalize_impl
 def _functional_functionalize(ctx, *, kernel, constant_args, configs, grids, kwargs, tensors_to_clone):
-    for hook in functionalization_hooks:
-        hook()
-    unwrapped_kwargs = ctx.unwrap_tensors(kwargs)
-    with ctx.redispatch_to_next():
-        outputs = triton_kernel_wrapper_functional(
-            kernel=kernel,
-            constant_args=constant_args,
-            configs=configs,
-            grids=grids,
-            kwargs=unwrapped_kwargs,
-            tensors_to_clone=tensors_to_clone,
-        )
-        return ctx.wrap_tensors(outputs)
+    node = dict(kernel=kernel, constant_args=constant_args, configs=configs, grids=grids, kwargs=kwargs)
+    _, outputs = _functionalized_launch(ctx, node, list(tensors_to_clone))
+    return ctx.wrap_tensors(outputs)
 
 
 # A launch is the same whatever autograd, autocast or the Python TLS keys say: let them
