@@ -9,5 +9,5 @@ setup(
     # Ranges, not pins: GPU users keep the torch they have. Development and CI pin
     # torch==2.13.0 (CPU) through constraints.txt.
     install_requires=["torch>=2.11", "triton>=3.6,<3.10", "numpy"],
-    extras_require={"test": ["pytest", "expecttest"]},
+    extras_require={"test": ["pytest", "expecttest", "liger-kernel==0.8.5"], "liger": ["liger-kernel==0.8.5"]},
 )

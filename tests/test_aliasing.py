@@ -106,3 +106,31 @@ def test_shared_memory_of_different_dtypes_is_refused_clearly():
 
     with pytest.raises(UnsupportedTritonKernelError, match="share memory with different dtypes"):
         make_fx(torch.func.functionalize(reinterpreting))(torch.ones(16, device=DEVICE))
+
+
+class _TwoZeros(torch.autograd.Function):
+    """Two equal torch.zeros written by one launch: AOTAutograd's CSE makes them one graph
+    node, which must not make them one buffer (they never shared memory in the program)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        a, b = torch.zeros_like(x), torch.zeros_like(x)
+        wrap_triton(K.two_outputs)[(1,)](x, a, b, x.numel(), BLOCK=64)
+        ctx.save_for_backward(a, b)
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return grad * a + b
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_equal_values_merged_by_cse_are_still_separate_buffers(backend):
+    torch._dynamo.reset()
+    x = torch.arange(8.0, device=DEVICE).requires_grad_()
+    _TwoZeros.apply(x).sum().backward()
+    expected = x.grad.clone()  # (x + 1) + 2x
+    x.grad = None
+    torch.compile(lambda t: _TwoZeros.apply(t).sum(), fullgraph=True, backend=backend)(x).backward()
+    torch.testing.assert_close(x.grad, expected)

@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["triton_kernel_wrapper_mutation", "triton_kernel_wrapper_functional", "launch", "launcher_for_inductor",
            "tensors_accessed", "tensors_written", "functionalization_hooks",
-           "alias_groups", "storage_span", "clone_written", "check_kernels"]
+           "alias_groups", "parse_shared_memory", "storage_span", "clone_written", "check_kernels"]
 
 
 class _TritonKernelHOP(_compat.HigherOrderOperator):
@@ -73,7 +73,12 @@ class TritonKernelWrapperFunctional(_TritonKernelHOP):
         grids: list,
         kwargs: dict[str, Any],
         tensors_to_clone: list[str],
+        shared_memory: list[str] | None = None,
     ) -> tuple[torch.Tensor, ...]:
+        # shared_memory: groups of arguments that share memory in the user's program, each as
+        # "a_ptr,b_ptr" (flat strings: export cannot serialise nested lists); left out when none.
+        # See [Note: Arguments that share memory].
+        extra = {"shared_memory": shared_memory} if shared_memory else {}
         return super().__call__(
             kernel=kernel,
             constant_args=constant_args,
@@ -81,6 +86,7 @@ class TritonKernelWrapperFunctional(_TritonKernelHOP):
             grids=grids,
             kwargs=kwargs,
             tensors_to_clone=tensors_to_clone,
+            **extra,
         )
 
 
@@ -331,21 +337,27 @@ def alias_groups(kwargs: dict[str, Any], involved: set[str]) -> list[list[str]]:
     return [names for names in groups.values() if len(names) > 1 and involved & set(names)]
 
 
+def parse_shared_memory(shared_memory: Any) -> list[list[str]]:
+    return [group.split(",") for group in (shared_memory or ())]
+
+
 def storage_span(tensors: list[torch.Tensor]) -> tuple[Any, Any]:
     lo = min(t.storage_offset() for t in tensors)
     hi = max(t.storage_offset() + _extent(t) for t in tensors)
     return lo, hi
 
 
-def clone_written(kwargs: dict[str, Any], tensors_to_clone: list[str]) -> dict[str, Any]:
+def clone_written(kwargs: dict[str, Any], tensors_to_clone: list[str], shared_memory: Any = None) -> dict[str, Any]:
     """The launch's arguments with each written tensor replaced by a copy (same strides).
 
-    Tensors sharing storage with a written one get views of one copy of their common span.
-    See [Note: Arguments that share memory].
+    The members of each shared_memory group get views of one copy of their common span.
+    Other tensors are copied one by one, even if they are one tensor in the graph: in a
+    functional graph two equal values may be one node (CSE merges two torch.zeros), which
+    says nothing about the user's program. See [Note: Arguments that share memory].
     """
     result = dict(kwargs)
     grouped: set[str] = set()
-    for names in alias_groups(kwargs, set(tensors_to_clone)):
+    for names in parse_shared_memory(shared_memory):
         tensors = [kwargs[n] for n in names]
         lo, hi = storage_span(tensors)
         copy = torch.as_strided(tensors[0], (hi - lo,), (1,), lo).clone()
@@ -358,16 +370,24 @@ def clone_written(kwargs: dict[str, Any], tensors_to_clone: list[str]) -> dict[s
     return result
 
 
-def _share_memory_exactly(ctx: Any, kwargs: dict[str, Any], unwrapped: dict[str, Any],
-                          accessed: Any, kernel: str) -> dict[str, Any]:
-    """Unwrapped arguments in which aliases of a written tensor are views of one tensor."""
+def _share_memory_exactly(ctx: Any, kwargs: dict[str, Any], unwrapped: dict[str, Any], accessed: Any,
+                          kernel: str, declared: Any) -> tuple[dict[str, Any], list[str]]:
+    """Unwrapped arguments in which aliases of a written tensor are views of one tensor, and
+    the groups as the functional HOP's shared_memory.
+
+    `declared` is None for a launch seen first (the mutation HOP: storage says what aliases
+    in the user's program), else the groups an earlier functionalization recorded.
+    """
     involved = set(accessed.reads) | set(accessed.writes)
-    groups = [g for g in alias_groups(kwargs, set(accessed.writes)) if len(involved & set(g)) > 1]
+    if declared is None:
+        groups = [[n for n in g if n in involved]  # untouched arguments never block anything
+                  for g in alias_groups(kwargs, set(accessed.writes)) if len(involved & set(g)) > 1]
+    else:
+        groups = parse_shared_memory(declared)
     if not groups:
-        return unwrapped
+        return unwrapped, []
     unwrapped = dict(unwrapped)
     for names in groups:
-        names = [n for n in names if n in involved]  # untouched arguments never block anything
         tensors = [kwargs[n] for n in names]
         if len({t.dtype for t in tensors}) > 1:
             raise_unsupported(
@@ -383,10 +403,11 @@ def _share_memory_exactly(ctx: Any, kwargs: dict[str, Any], unwrapped: dict[str,
         with ctx.redispatch_to_next():
             for name, t in zip(names, tensors):
                 unwrapped[name] = torch.as_strided(span, t.size(), t.stride(), t.storage_offset() - lo)
-    return unwrapped
+    return unwrapped, [",".join(names) for names in groups]
 
 
-def _functionalized_launch(ctx: Any, node: dict[str, Any], tensors_to_clone: list[str] | None) -> tuple[list, Any]:
+def _functionalized_launch(ctx: Any, node: dict[str, Any], tensors_to_clone: list[str] | None,
+                           shared_memory: Any = None) -> tuple[list, Any]:
     """The functional HOP called below functionalization: (written names, its outputs)."""
     for hook in functionalization_hooks:
         hook()
@@ -394,9 +415,11 @@ def _functionalized_launch(ctx: Any, node: dict[str, Any], tensors_to_clone: lis
     unwrapped = ctx.unwrap_tensors(kwargs)
     accessed = tensors_accessed(node["kernel"], node["constant_args"], node["configs"], unwrapped)
     written = accessed.writes if tensors_to_clone is None else tensors_to_clone
-    unwrapped = _share_memory_exactly(ctx, kwargs, unwrapped, accessed, node["kernel"])
+    declared = shared_memory if tensors_to_clone is not None else None
+    unwrapped, groups = _share_memory_exactly(ctx, kwargs, unwrapped, accessed, node["kernel"], declared)
     with ctx.redispatch_to_next():
-        outputs = triton_kernel_wrapper_functional(**{**node, "kwargs": unwrapped}, tensors_to_clone=written)
+        outputs = triton_kernel_wrapper_functional(**{**node, "kwargs": unwrapped}, tensors_to_clone=written,
+                                                   shared_memory=groups)
     return written, outputs
 
 
@@ -416,39 +439,39 @@ def _mutation_functionalize(ctx, *, kernel, constant_args, configs, grids, kwarg
 # --- functional HOP --------------------------------------------------------------------
 
 @triton_kernel_wrapper_functional.py_impl(DispatchKey.CompositeExplicitAutograd)
-def _functional_dense(*, kernel, constant_args, configs, grids, kwargs, tensors_to_clone):
-    kwargs = clone_written(kwargs, tensors_to_clone)
+def _functional_dense(*, kernel, constant_args, configs, grids, kwargs, tensors_to_clone, shared_memory=None):
+    kwargs = clone_written(kwargs, tensors_to_clone, shared_memory)
     launch(kernel=kernel, constant_args=constant_args, configs=configs, grids=grids, kwargs=kwargs)
     return tuple(kwargs[name] for name in tensors_to_clone)
 
 
 @triton_kernel_wrapper_functional.py_impl(_compat.FakeTensorMode)
-def _functional_fake(mode, *, kernel, constant_args, configs, grids, kwargs, tensors_to_clone):
+def _functional_fake(mode, *, kernel, constant_args, configs, grids, kwargs, tensors_to_clone, shared_memory=None):
     with mode:
-        copies = clone_written(kwargs, tensors_to_clone)
+        copies = clone_written(kwargs, tensors_to_clone, shared_memory)
         return tuple(copies[name] for name in tensors_to_clone)
 
 
 @triton_kernel_wrapper_functional.py_impl(DispatchKey.Meta)
-def _functional_meta(*, kernel, constant_args, configs, grids, kwargs, tensors_to_clone):
-    copies = clone_written(kwargs, tensors_to_clone)
+def _functional_meta(*, kernel, constant_args, configs, grids, kwargs, tensors_to_clone, shared_memory=None):
+    copies = clone_written(kwargs, tensors_to_clone, shared_memory)
     return tuple(copies[name] for name in tensors_to_clone)
 
 
 @triton_kernel_wrapper_functional.py_impl(_compat.ProxyTorchDispatchMode)
-def _functional_proxy(mode, *, kernel, constant_args, configs, grids, kwargs, tensors_to_clone):
-    return _trace(
-        mode,
-        triton_kernel_wrapper_functional,
-        dict(kernel=kernel, constant_args=constant_args, configs=configs, grids=grids, kwargs=kwargs,
-             tensors_to_clone=tensors_to_clone),
-    )
+def _functional_proxy(mode, *, kernel, constant_args, configs, grids, kwargs, tensors_to_clone, shared_memory=None):
+    node = dict(kernel=kernel, constant_args=constant_args, configs=configs, grids=grids, kwargs=kwargs,
+                tensors_to_clone=tensors_to_clone)
+    if shared_memory:
+        node["shared_memory"] = shared_memory
+    return _trace(mode, triton_kernel_wrapper_functional, node)
 
 
 @triton_kernel_wrapper_functional.py_functionalize_impl
-def _functional_functionalize(ctx, *, kernel, constant_args, configs, grids, kwargs, tensors_to_clone):
+def _functional_functionalize(ctx, *, kernel, constant_args, configs, grids, kwargs, tensors_to_clone,
+                              shared_memory=None):
     node = dict(kernel=kernel, constant_args=constant_args, configs=configs, grids=grids, kwargs=kwargs)
-    _, outputs = _functionalized_launch(ctx, node, list(tensors_to_clone))
+    _, outputs = _functionalized_launch(ctx, node, list(tensors_to_clone), shared_memory)
     return ctx.wrap_tensors(outputs)
 
 

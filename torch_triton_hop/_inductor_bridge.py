@@ -31,7 +31,7 @@ import torch
 
 from . import _compat
 from ._hops import (
-    alias_groups,
+    parse_shared_memory,
     storage_span,
     launcher_for_inductor,
     tensors_accessed,
@@ -180,6 +180,8 @@ def _reinplace_match(match: Any, *args: Any, **kwargs: Any) -> None:
 
 
 def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
+    if node.kwargs.get("shared_memory"):
+        return  # arguments share memory: the functional lowering copies their span once
     written = list(node.kwargs["tensors_to_clone"])
     kwargs = dict(node.kwargs["kwargs"])
     outputs: dict[int, list[torch.fx.Node]] = {}
@@ -189,7 +191,7 @@ def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
         outputs.setdefault(user.args[1], []).append(user)
     storages = [_storage(v) for v in kwargs.values() if _storage(v) is not None]
     if len(storages) != len(set(storages)):
-        return  # arguments share memory: the functional lowering copies their span once
+        return  # one value passed twice (e.g. merged by CSE): copies made one by one, by the lowering
     order = {n: i for i, n in enumerate(graph.nodes)}
     in_place: dict[str, list[torch.fx.Node]] = {}
     storages: set[Any] = set()
@@ -246,7 +248,7 @@ def _kernel_name(kernel: str) -> str:
     return kernel.partition(":")[2].rpartition("@")[0] or kernel
 
 
-def _lower_functional(*, kernel, constant_args, configs, grids, kwargs, tensors_to_clone):
+def _lower_functional(*, kernel, constant_args, configs, grids, kwargs, tensors_to_clone, shared_memory=None):
     ir = _compat.inductor_ir()
     as_strided = _compat.inductor_lowering(torch.ops.aten.as_strided.default)
     vals = _node_kwargs_vals()
@@ -254,7 +256,7 @@ def _lower_functional(*, kernel, constant_args, configs, grids, kwargs, tensors_
     # Arguments sharing memory with a written one get views of one copy of their span.
     # See [Note: Arguments that share memory].
     grouped: set[str] = set()
-    for names in alias_groups({n: v for n, v in vals.items() if isinstance(v, torch.Tensor)}, set(tensors_to_clone)):
+    for names in parse_shared_memory(shared_memory):
         lo, hi = storage_span([vals[n] for n in names])
         span = as_strided(kwargs[names[0]], [_compat.sympy_value(hi - lo)], [1], _compat.sympy_value(lo))
         copy = _compat.inductor_require_exact_strides(ir.ExternKernel.copy_input(span), [1])
