@@ -2,15 +2,12 @@
 
 import pytest
 import torch
-from torch.fx.experimental.proxy_tensor import make_fx
 
 from torch_triton_hop import (
     kernel_side_table,
     triton_kernel_wrapper_functional,
     triton_kernel_wrapper_mutation,
-    wrap_triton,
 )
-from torch_triton_hop.errors import UnsupportedTritonKernelError
 
 import core_kernels as K
 

@@ -14,7 +14,6 @@ import textwrap
 
 import pytest
 import torch
-import triton
 
 from torch_triton_hop import wrap_triton
 from torch._inductor.utils import run_and_get_code

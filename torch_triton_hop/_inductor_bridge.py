@@ -1,8 +1,8 @@
 """Inductor: how ``torch.compile``'s default backend compiles our two HOPs.
 
-Three pieces, registered once by :func:`register` (lazily: the first time Dynamo or
-functionalization meets one of our launches, so ``import torch_triton_hop`` does not
-import inductor):
+Three pieces, registered once by :func:`register` (lazily: the first time a launch is
+functionalized while inductor is imported, so ``import torch_triton_hop`` does not import
+inductor):
 
 1. A post-grad graph pass (:func:`reinplace_functional_launches`) turns each
    ``user_triton_kernel_functional`` node into ``user_triton_kernel_mutation`` and
@@ -13,15 +13,15 @@ import inductor):
    which compiles the kernel, autotunes its configs and emits a direct launch in the
    generated code). Under the Triton interpreter (or on a device triton cannot compile
    for) it emits an extern kernel whose generated line calls :func:`_hops.launch`.
-3. A lowering for ``user_triton_kernel_functional``, used when the pass above did not
-   run (``config.pattern_matcher=False``): clone every written tensor, then launch.
+3. A lowering for ``user_triton_kernel_functional``, used where the pass above leaves a
+   launch (``config.pattern_matcher=False``, arguments that share memory): copy every
+   written tensor (a shared_memory group's span once), then launch.
 
 Every torch internal used here goes through ``_compat`` (inductor section).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import operator
 import threading
@@ -52,8 +52,8 @@ _register_lock = threading.Lock()
 def register_if_inductor_loaded() -> None:
     """Register when inductor has been imported (a compile is under way); otherwise wait.
 
-    Called before every functionalization of a launch and by Dynamo's capture, which
-    precede any lowering of our HOPs.
+    Called before every functionalization of a launch, which precedes any lowering of
+    our HOPs (AOTAutograd functionalizes inside inductor's compile).
     """
     if not _registered and _compat.inductor_imported():
         register()
