@@ -503,3 +503,23 @@ def test_backward_writing_saved_leaf_inputs_gives_eager_gradients(backend):
     x, y = x0.clone().requires_grad_(), y0.clone().requires_grad_()
     torch.compile(loss, fullgraph=True, backend=backend)(x, y).backward()
     torch.testing.assert_close((x.grad, y.grad), expected)
+
+
+class _AddThenScale(torch.nn.Module):
+    def forward(self, x, y):
+        out = two_kernels_in_a_row(x, y)
+        return out.relu()
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_an_exported_program_saved_and_loaded_compiles(backend, tmp_path):
+    """torch.compile(ep.module()): Dynamo meets the mutation HOP itself, not a wrapped kernel."""
+    x, y = rand(40), rand(40)
+    n = torch.export.Dim("n", min=2)
+    ep = torch.export.export(_AddThenScale(), (x, y), dynamic_shapes=({0: n}, {0: n}), strict=False)
+    torch.export.save(ep, tmp_path / "program.pt2")
+    module = torch.export.load(tmp_path / "program.pt2").module()
+    compiled = torch.compile(module, fullgraph=True, backend=backend)
+    for size in (40, 77):
+        x, y = rand(size), rand(size)
+        torch.testing.assert_close(compiled(x, y), ((x + y) * 3.0).relu())

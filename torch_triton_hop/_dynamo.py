@@ -22,6 +22,7 @@ import torch
 from . import _compat
 from ._hopifier import TritonHOPifier
 from ._hops import triton_kernel_wrapper_mutation
+from ._side_table import kernel_side_table
 from .errors import UnsupportedTritonKernelError, raise_unsupported
 
 __all__ = ["dynamo_entry", "DynamoTritonHOPifier"]
@@ -190,9 +191,37 @@ def _entry_call_function(tx: Any, args: list[Any], kwargs: dict[str, Any]) -> An
     return DynamoTritonHOPifier(tx).call_triton_kernel(wrapper, grid_vt, tuple(kernel_args), dict(kwargs))
 
 
+def _graph_value(tx: Any, value: Any) -> Any:
+    """A VariableTracker from a graph node's arguments as an FX argument: proxies and constants."""
+    vt = _compat.dynamo_variables()
+    if isinstance(value, vt.ConstDictVariable):
+        return {_graph_value(tx, k.vt if hasattr(k, "vt") else k): _graph_value(tx, v) for k, v in value.items.items()}
+    if isinstance(value, vt.BaseListVariable):
+        return [_graph_value(tx, v) for v in value.items]
+    if isinstance(value, vt.VariableTracker):
+        return value.as_python_constant() if value.is_python_constant() else value.as_proxy()
+    return value
+
+
+def _mutation_call_function(tx: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """A graph that already holds the mutation HOP (``torch.compile(ep.module())``): keep the node."""
+    if args or set(kwargs) != {"kernel", "constant_args", "configs", "grids", "kwargs"}:
+        _compat.dynamo_unimplemented(
+            gb_type="wrap_triton: unsupported kernel call",
+            explanation="user_triton_kernel_mutation takes the keyword arguments kernel, constant_args, configs, "
+            "grids and kwargs only, as graphs record it",
+        )
+    node_kwargs = {name: _graph_value(tx, value) for name, value in kwargs.items()}
+    kernel_side_table.get_kernel(node_kwargs["kernel"])  # resolve now: a clear error at capture
+    tx.output.create_proxy("call_function", triton_kernel_wrapper_mutation, (), node_kwargs)
+    return _compat.dynamo_variables().ConstantVariable.create(None)
+
+
 # Registered when Dynamo's HOP table is imported (torch.compile / strict export import it
 # before tracing), so importing this package does not import Dynamo.
-_compat.when_imported(
-    "torch._dynamo.variables.higher_order_ops",
-    lambda: _compat.register_dynamo_hop_handler(dynamo_entry, _entry_call_function),
-)
+def _register_with_dynamo() -> None:
+    _compat.register_dynamo_hop_handler(dynamo_entry, _entry_call_function)
+    _compat.register_dynamo_hop_handler(triton_kernel_wrapper_mutation, _mutation_call_function)
+
+
+_compat.when_imported("torch._dynamo.variables.higher_order_ops", _register_with_dynamo)
