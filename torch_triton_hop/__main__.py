@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from . import _compat, explain
-    from ._side_table import base_kernel
+    from ._side_table import base_kernel, kernel_layers
 
     module_name, _, name = args.kernel.partition(":")
     if not module_name or not name:
@@ -69,26 +69,14 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [k for k in kwargs if k not in params]
     if unknown:
         explain_parser.error(f"{name} has no parameter {', '.join(unknown)}; its parameters: {' '.join(params)}")
-    tuned = {k for layer in _layers(kernel) for config in getattr(layer, "configs", []) for k in config.kwargs}
-    tuned |= {k for layer in _layers(kernel) for k in getattr(layer, "values", {})}
+    tuned = {k for layer in kernel_layers(kernel) for config in getattr(layer, "configs", []) for k in config.kwargs}
+    tuned |= {k for layer in kernel_layers(kernel) for k in getattr(layer, "values", {})}
     missing = [p for p in params if p not in kwargs and p not in defaults and p not in tuned]
     if missing:
         explain_parser.error(f"missing {' '.join(f'{p}=...' for p in missing)} (every parameter of {name} "
                              "needs a value)")
     print(explain(kernel, {k: _value(v) for k, v in kwargs.items()}))
     return 0
-
-
-def _layers(kernel: object) -> list:
-    """The autotune / heuristics layers above a kernel."""
-    from . import _compat
-
-    layers = []
-    kernel = getattr(kernel, "__wrapped_triton_kernel__", kernel)
-    while not _compat.is_base_kernel(kernel):
-        layers.append(kernel)
-        kernel = kernel.fn
-    return layers
 
 
 if __name__ == "__main__":

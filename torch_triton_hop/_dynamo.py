@@ -145,13 +145,6 @@ class DynamoTritonHOPifier(TritonHOPifier):
             getattr(value, "value", None))
 
     def call_HOP(self, *, kernel: str, constant_args: str, configs: str, grids: list, kwargs: dict) -> Any:
-        vt = _compat.dynamo_variables()
-
-        def as_node_arg(value: Any) -> Any:
-            if isinstance(value, vt.VariableTracker):
-                return value.as_python_constant() if value.is_python_constant() else value.as_proxy()
-            return value
-
         self.tx.output.create_proxy(
             "call_function",
             triton_kernel_wrapper_mutation,
@@ -160,11 +153,11 @@ class DynamoTritonHOPifier(TritonHOPifier):
                 "kernel": kernel,
                 "constant_args": constant_args,
                 "configs": configs,
-                "grids": [as_node_arg(g) for g in grids],
-                "kwargs": {name: as_node_arg(v) for name, v in kwargs.items()},
+                "grids": [_graph_value(self.tx, g) for g in grids],
+                "kwargs": {name: _graph_value(self.tx, v) for name, v in kwargs.items()},
             },
         )
-        return vt.ConstantVariable.create(None)
+        return _compat.dynamo_variables().ConstantVariable.create(None)
 
 
 def _entry_call_function(tx: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:

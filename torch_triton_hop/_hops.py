@@ -31,7 +31,7 @@ import triton
 from . import _compat
 from ._analysis import identify_accessed_tensors
 from ._compat import DispatchKey
-from ._side_table import base_kernel, kernel_side_table, unwrap_user_object
+from ._side_table import base_kernel, kernel_layers, kernel_side_table
 from .errors import raise_unsupported
 
 log = logging.getLogger(__name__)
@@ -154,9 +154,7 @@ def _launcher(kernel_key: str, configs_json: str) -> _Launcher:
                              tuple(options.get("key") or ()))
         if len(configs) <= 1:
             return _Launcher(base, configs, 0)
-        options = _compat.autotuner_options(autotuner) if autotuner is not None else {"key": []}
-        rebuilt = triton.autotune([_compat.config_from_fields(c) for c in configs], **options)(base)
-        return _Launcher(rebuilt, configs)
+        return _Launcher(_autotuned_over(kernel, base, configs), configs)
 
     return kernel_side_table.cached_launcher((kernel_key, configs_json), build)
 
@@ -180,12 +178,18 @@ def _interpreter_config_index(kernel: Any, configs: list[dict[str, Any]]) -> int
 
 
 def _outermost_autotuner(kernel: Any) -> Any:
-    kernel = unwrap_user_object(kernel)
-    while not _compat.is_base_kernel(kernel):
-        if isinstance(kernel, _compat.Autotuner):
-            return kernel
-        kernel = kernel.fn
-    return None
+    return next((layer for layer in kernel_layers(kernel) if isinstance(layer, _compat.Autotuner)), None)
+
+
+def _autotuned_over(kernel: Any, base: Any, configs: list[dict[str, Any]], *, own_benchmark: bool = True) -> Any:
+    """``triton.autotune`` over `configs` (as graph nodes hold them), keeping the kernel's own
+    key / restore_value / reset_to_zero (and its do_bench unless `own_benchmark` is False:
+    inductor benchmarks with its own)."""
+    autotuner = _outermost_autotuner(kernel)
+    options = _compat.autotuner_options(autotuner) if autotuner is not None else {"key": []}
+    if not own_benchmark:
+        options.pop("do_bench", None)
+    return triton.autotune([_compat.config_from_fields(c) for c in configs], **options)(base)
 
 
 def launcher_for_inductor(kernel_key: str, configs_json: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -206,14 +210,9 @@ def launcher_for_inductor(kernel_key: str, configs_json: str, kwargs: dict[str, 
     args = {k: v for k, v in kwargs.items() if k not in options}
 
     def build() -> Any:
-        if configs:
-            autotuner = _outermost_autotuner(kernel)
-            tune = _compat.autotuner_options(autotuner) if autotuner is not None else {"key": []}
-            tune.pop("do_bench", None)
-            fields = [{**options, **c} for c in configs]
-            return triton.autotune([_compat.config_from_fields(c) for c in fields], **tune)(base)
-        if options:
-            return triton.autotune([_compat.config_from_fields({"kwargs": {}, **options})], key=[])(base)
+        if configs or options:
+            fields = [{**options, **c} for c in configs] or [{"kwargs": {}, **options}]
+            return _autotuned_over(kernel, base, fields, own_benchmark=False)
         return base
 
     cache_key = ("inductor", kernel_key, configs_json, tuple(sorted(options.items())))

@@ -78,6 +78,16 @@ def unwrap_user_object(obj: Any) -> Any:
     return getattr(obj, WRAPPED_KERNEL_ATTRIBUTE, obj)
 
 
+def kernel_layers(kernel: Any) -> list[Any]:
+    """The autotune / heuristics layers above a kernel, outermost first (wrap_triton unwrapped)."""
+    layers = []
+    kernel = unwrap_user_object(kernel)
+    while not _compat.is_base_kernel(kernel):
+        layers.append(kernel)
+        kernel = kernel.fn
+    return layers
+
+
 def base_kernel(kernel: Any) -> Any:
     """The JITFunction / InterpretedFunction under any wrap_triton / autotune / heuristics layers."""
     kernel = unwrap_user_object(kernel)
