@@ -27,8 +27,9 @@ TOL = dict(atol=1e-4, rtol=1e-4)
 
 
 def leaves(*shape_list, dtype=torch.float32):
+    # Drawn in float32, then cast (here and for cotangents): torch 2.11 draws other numbers in float16.
     gen = torch.Generator().manual_seed(0)
-    return [torch.randn(*shape, generator=gen, dtype=dtype).requires_grad_() for shape in shape_list]
+    return [torch.randn(*shape, generator=gen).to(dtype).requires_grad_() for shape in shape_list]
 
 
 def outputs_and_grads(fn, inputs):
@@ -36,7 +37,7 @@ def outputs_and_grads(fn, inputs):
     outs = fn(*inputs)
     outs = outs if isinstance(outs, tuple) else (outs,)
     gen = torch.Generator().manual_seed(1)
-    cotangents = [torch.randn(o.shape, generator=gen, dtype=o.dtype) for o in outs]
+    cotangents = [torch.randn(o.shape, generator=gen).to(o.dtype) for o in outs]
     grads = torch.autograd.grad(outs, inputs, cotangents)
     return [o.detach() for o in outs], list(grads)
 

@@ -45,3 +45,36 @@ def test_tensor_subclasses_nested_in_kwargs_are_seen_by_dispatch():
     x = torch.ones(4).as_subclass(_Subclass)
     with pytest.raises(NotImplementedError, match="_Subclass"):
         triton_kernel_wrapper_mutation(**_node_args(x))
+
+
+class _Wrapped(torch.Tensor):
+    """A wrapper subclass with a rule for the mutation HOP: the rule launches on the inner tensor."""
+
+    @staticmethod
+    def __new__(cls, inner):
+        return torch.Tensor._make_wrapper_subclass(cls, inner.shape, dtype=inner.dtype, device=inner.device)
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        raise AssertionError(f"{func} should have used the HOP rule")
+
+
+@triton_kernel_wrapper_mutation.py_impl(_Wrapped)
+def _wrapped_rule(*, kwargs, **node):
+    _wrapped_rule.calls += 1
+    unwrapped = {k: v.inner if isinstance(v, _Wrapped) else v for k, v in kwargs.items()}
+    return triton_kernel_wrapper_mutation(**node, kwargs=unwrapped)
+
+
+_wrapped_rule.calls = 0
+
+
+def test_a_rule_registered_for_a_subclass_runs_for_nested_tensors():
+    """On every supported torch: torch 2.11 and 2.12's HOP dispatch never looks inside the kwargs dict."""
+    inner = torch.ones(4)
+    triton_kernel_wrapper_mutation(**_node_args(_Wrapped(inner)))
+    assert _wrapped_rule.calls == 1
+    torch.testing.assert_close(inner, torch.full((4,), 2.0))

@@ -7,8 +7,9 @@ backward. On a GPU the kernels run compiled; without one, on CPU under the Trito
 interpreter, with the interpreter workarounds that liger_helpers.py applies (none in the
 package). Shapes are tiny: the interpreter runs every program in Python.
 
-Failures that come from Liger's host code are marked xfail(strict=True) with the cause; so
-are one torch 2.11 limitation (SWIGLU_TORCH_211). GroupNorm under torch.compile covers two
+Failures that come from Liger's host code are marked xfail(strict=True) with the cause.
+SwiGLU's backward writes its gradients into the tensors saved in forward, here the caller's
+leaves (on torch 2.11 this needs the package's AOTAutograd backport). GroupNorm under torch.compile covers two
 equal torch.zeros that AOTAutograd's CSE merges into one node (Mean, RSTD): separate buffers.
 """
 
@@ -55,23 +56,10 @@ CE_HOST_CODE = (
     "Liger host code: cross_entropy_forward reads tensor values (target_mask.sum().item(), "
     "assert (target * target_mask).max() < V), which tracing cannot follow"
 )
-# torch_triton_hop bug, reproduced without Liger: group_norm_forward allocates Mean and RSTD
-# with two identical torch.zeros((B, G)); AOTAutograd's CSE merges them into one `full` node,
-# so the functional launch gets the same tensor for Mean_ptr and RSTD_ptr, and the inductor
-# lowering (alias_groups / "Arguments that share memory") gives both ONE copy: RSTD overwrites
-# Mean, and the backward, which reads both, is wrong.
-# torch 2.11 (seen on an H200): Liger's SwiGLU backward writes da and db into its saved inputs a
-# and b, here leaves that require grad. The analysis finds that only the backward writes them, so
-# AOTAutograd's joint graph copies the new values back with `before.copy_(after)`, which torch 2.11
-# runs with grad enabled: "a leaf Variable that requires grad is being used in an in-place
-# operation". torch 2.13 wraps that copy in no_grad. (torch's own capture passes on 2.11 only
-# because its TTIR analysis fails on this kernel and marks every tensor written in the forward too.)
-TORCH_VERSION = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
-SWIGLU_TORCH_211 = (
-    "torch 2.11 AOTAutograd: a backward that writes a forward input requiring grad (Liger's SwiGLU "
-    "backward writes da, db into its saved inputs) fails with 'a leaf Variable that requires grad is "
-    "being used in an in-place operation'"
-)
+# GroupNorm: group_norm_forward allocates Mean and RSTD with two identical torch.zeros((B, G));
+# AOTAutograd's CSE merges them into one `full` node. A package that inferred aliasing from
+# graph values gave both ONE copy (RSTD overwrote Mean, the backward was wrong); aliasing is now
+# recorded at functionalization ([Note: Arguments that share memory]), and test_compile checks it.
 
 
 @pytest.fixture(autouse=True)
@@ -126,9 +114,7 @@ OPS = [
        lambda x, w: LigerRMSNormFunction.apply(x, w, 1e-6, 0.0, "llama", False),
        rms_norm_ref, lambda: [torch.randn(2, 3, 64), torch.randn(64)], (0, 1), RMS_NORM_KERNELS),
     Op("swiglu", lambda a, b: LigerSiLUMulFunction.apply(a, b), lambda a, b: F.silu(a) * b,
-       lambda: [torch.randn(4, 64), torch.randn(4, 64)], (0, 1), ("_swiglu_forward_kernel", "_swiglu_backward_kernel"),
-       marks={"compile": pytest.mark.xfail(TORCH_VERSION < (2, 12), strict=True, reason=SWIGLU_TORCH_211,
-                                           raises=torch._dynamo.exc.BackendCompilerFailed)}),
+       lambda: [torch.randn(4, 64), torch.randn(4, 64)], (0, 1), ("_swiglu_forward_kernel", "_swiglu_backward_kernel")),
     Op("rope", lambda q, k, cos, sin: LigerRopeFunction.apply(q, k, cos, sin), rope_ref, rope_inputs, (0, 1),
        ("_triton_rope",)),
     Op("layer_norm", lambda x, w, b: LigerLayerNormFunction.apply(x, w, b, 1e-5),

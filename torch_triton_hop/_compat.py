@@ -55,6 +55,39 @@ dispatch_keys = torch._C._dispatch_keys
 _peek_functorch_interpreter = torch._C._functorch.peek_interpreter_stack
 
 
+# torch 2.13 asks a HOP for the tensors to dispatch on (HigherOrderOperator._get_overloaded_args);
+# torch 2.11 and 2.12 look only at top-level arguments and lists, never inside our `kwargs` dict.
+HOP_ASKS_FOR_OVERLOADED_ARGS = hasattr(HigherOrderOperator, "_get_overloaded_args")
+
+
+def dispatch_to_tensor_subclass(hop: HigherOrderOperator, tensors: tuple, kwargs: dict[str, Any]) -> Any:
+    """Call `hop`'s rule for the first tensor subclass among `tensors` (torch 2.11-2.12).
+
+    What torch 2.13 does for the Python key when no dispatch mode is active, for the
+    tensors _get_overloaded_args found: a FakeTensor outside its mode uses the
+    FakeTensorMode rule; another subclass needs a rule registered with hop.py_impl(cls).
+    """
+    for tensor in tensors:
+        cls = type(tensor)
+        if cls.__torch_dispatch__ is torch._C._disabled_torch_dispatch_impl:
+            continue
+        if isinstance(tensor, torch._subclasses.fake_tensor.FakeTensor):
+            return hop.python_key_table[FakeTensorMode](tensor.fake_mode, **kwargs)
+        if cls not in hop.python_key_table:
+            raise NotImplementedError(f"There was no rule registered for HOP {hop.name()} and subclass {cls}.")
+        result = hop.python_key_table[cls](**kwargs)
+        if result is not NotImplemented:
+            return result
+    raise TypeError(f"HigherOrderOperator {hop.name()!r}: no rule for tensors of types "
+                    f"{[type(t).__name__ for t in tensors]}")
+
+
+def current_dispatch_mode() -> Any:
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+    return _get_current_dispatch_mode()
+
+
 def guard_scalar(value: Any) -> Any:
     """A SymInt / SymFloat / SymBool as a plain value, guarding on it (torch 2.11-2.13).
 
@@ -355,6 +388,47 @@ def register_dynamo_hop_handler(hop: HigherOrderOperator, call_function: Any) ->
 
     _Variable.__name__ = f"{hop.__name__}_variable"
     higher_order_ops._hop_name_to_variable_class[hop.__name__] = _Variable
+
+
+# --- AOTAutograd ------------------------------------------------------------------------
+
+_TORCH_VERSION = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
+_AOT_WRAPPERS = "torch._functorch._aot_autograd.graph_capture_wrappers"
+_backward_input_writes_backported = False
+
+
+def backport_backward_writes_to_leaf_inputs() -> None:
+    """Let a backward write a forward input that is a leaf requiring grad (torch 2.11 only).
+
+    A kernel in a backward may write tensors the forward saved, and those may be the
+    forward's inputs (Liger-Kernel's SwiGLU stores its gradients in them). AOTAutograd
+    replays such a write on the graph input with `before.copy_(after)`; torch 2.11 runs that
+    copy under grad mode, where autograd refuses an in-place op on a leaf requiring grad
+    ("a leaf Variable that requires grad is being used in an in-place operation"), for any
+    op, ours or aten's. torch 2.12 runs it under no_grad (pytorch/pytorch#179284) and
+    checks create_graph at run time instead, a check 2.11 already has. This gives 2.11 the
+    same no_grad: the copy is made inside set_partitioner_tag_must_be_in_backward(), whose
+    other caller already copies under no_grad or copies a tensor that needs no grad, so the
+    traced graph is unchanged and the only effect is that the error goes away.
+
+    Called before each functionalization of a launch; patches once, and only when
+    AOTAutograd is loaded (a launch functionalized without it needs nothing).
+    """
+    global _backward_input_writes_backported
+    if _backward_input_writes_backported or _TORCH_VERSION >= (2, 12) or _AOT_WRAPPERS not in sys.modules:
+        return
+    import contextlib
+
+    wrappers = sys.modules[_AOT_WRAPPERS]
+    tag = wrappers.set_partitioner_tag_must_be_in_backward
+
+    @contextlib.contextmanager
+    def tag_without_grad() -> Any:
+        with tag(), torch.no_grad():
+            yield
+
+    wrappers.set_partitioner_tag_must_be_in_backward = tag_without_grad
+    _backward_input_writes_backported = True
 
 
 # --- TTIR generation (see _compat_ttir.py) ----------------------------------------------

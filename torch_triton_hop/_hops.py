@@ -51,6 +51,16 @@ class _TritonKernelHOP(_compat.HigherOrderOperator):
             if isinstance(value, torch.Tensor) and _compat.dispatch_keys(value).has("Python")
         )
 
+    if not _compat.HOP_ASKS_FOR_OVERLOADED_ARGS:
+        def dispatch(self, /, dispatch_key: Any, *args: Any, **kwargs: Any) -> Any:
+            # torch 2.11-2.12 never call _get_overloaded_args: without a dispatch mode, find the
+            # subclasses ourselves, or its Python-key dispatch fails with "Input types: []".
+            if dispatch_key == DispatchKey.Python and _compat.current_dispatch_mode() is None:
+                tensors = self._get_overloaded_args(args, kwargs)
+                if tensors:
+                    return _compat.dispatch_to_tensor_subclass(self, tensors, kwargs)
+            return super().dispatch(dispatch_key, *args, **kwargs)
+
 
 class TritonKernelWrapperMutation(_TritonKernelHOP):
     def __init__(self) -> None:
