@@ -3,8 +3,9 @@
 `TRITON_INTERPRET` decides, and it must be set before triton is imported: left unset, it
 becomes 0 on a machine with CUDA and 1 without. Tests marked `gpu` need the GPU; tests
 marked `interpreter` run kernels on CPU tensors and need the interpreter; tests marked
-`any_device` (inductor, the corpus under torch.compile) run on whichever there is; the rest
-(the analysis) need neither.
+`any_device` (inductor, aliasing, Liger-Kernel, the corpus under torch.compile) run on
+whichever there is, and on a GPU machine they are GPU tests: they get the `gpu` mark too, so
+`pytest -m gpu` there runs them. The rest (the analysis) need neither.
 """
 
 import os
@@ -30,9 +31,12 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "any_device: runs kernels on the GPU, or on CPU under the interpreter")
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by mark
 def pytest_collection_modifyitems(config, items):
     on_gpu = torch.cuda.is_available() and not INTERPRETED
     for item in items:
+        if "any_device" in item.keywords and on_gpu:
+            item.add_marker(pytest.mark.gpu)
         if "gpu" in item.keywords and not on_gpu:
             item.add_marker(pytest.mark.skip(reason="needs a CUDA device and TRITON_INTERPRET=0"))
         if "interpreter" in item.keywords and not INTERPRETED:

@@ -407,9 +407,10 @@ def backport_backward_writes_to_leaf_inputs() -> None:
     ("a leaf Variable that requires grad is being used in an in-place operation"), for any
     op, ours or aten's. torch 2.12 runs it under no_grad (pytorch/pytorch#179284) and
     checks create_graph at run time instead, a check 2.11 already has. This gives 2.11 the
-    same no_grad: the copy is made inside set_partitioner_tag_must_be_in_backward(), whose
-    other caller already copies under no_grad or copies a tensor that needs no grad, so the
-    traced graph is unchanged and the only effect is that the error goes away.
+    same no_grad: the copy is made inside set_partitioner_tag_must_be_in_backward(), and so
+    is the epilogue's other input copy, which already runs under no_grad or copies into a
+    tensor that needs no grad. Both come after the joint graph's gradients are taken, so no
+    traced graph changes; the only effect is that the error goes away.
 
     Called before each functionalization of a launch; patches once, and only when
     AOTAutograd is loaded (a launch functionalized without it needs nothing).
