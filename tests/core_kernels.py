@@ -153,3 +153,17 @@ def swiglu_backward_in_place(dc_ptr, a_ptr, b_ptr, n, BLOCK: tl.constexpr):
     silu = a * sig
     tl.store(a_ptr + offs, dc * b * (silu * (1 - sig) + sig), mask=mask)
     tl.store(b_ptr + offs, dc * silu, mask=mask)
+
+
+@triton.jit
+def scale_rows_desc(x_desc, out_desc, scale, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Host-side TensorDescriptor (TMA) arguments: reads x_desc, writes out_desc."""
+    row = tl.program_id(0) * BLOCK_M
+    out_desc.store([row, 0], x_desc.load([row, 0]) * scale)
+
+
+@triton.jit
+def add_rows_desc_inplace(x_desc, y_desc, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """x += y through descriptors: x_desc is read and written."""
+    row = tl.program_id(0) * BLOCK_M
+    x_desc.store([row, 0], x_desc.load([row, 0]) + y_desc.load([row, 0]))

@@ -393,7 +393,8 @@ def test_cpp_wrapper_refuses_interpreted_kernels_clearly():
             torch.compile(fn, fullgraph=True)(rand(8), rand(8))
 
 
-def test_host_tensor_descriptor_is_refused_naming_the_argument():
+def test_a_descriptor_made_outside_the_compiled_function_is_refused_naming_the_argument():
+    """Its tensor is not an input of the graph; tests/test_tensor_descriptors.py has the supported uses."""
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     x = rand(16)
@@ -403,7 +404,8 @@ def test_host_tensor_descriptor_is_refused_naming_the_argument():
         scale_inplace[(1,)](desc, 16, 2.0, BLOCK=16)
         return out
 
-    with pytest.raises(Exception, match="argument 'x_ptr' of kernel 'scale_inplace' is a host-side TensorDescriptor"):
+    with pytest.raises(Exception, match="argument 'x_ptr' of kernel 'scale_inplace' is a host-side TMA descriptor "
+                       "that was not made by TensorDescriptor.from_tensor inside the compiled function"):
         torch.compile(fn, fullgraph=True)(x)
 
 
@@ -433,19 +435,6 @@ def test_reduce_overhead_runs_under_cuda_graphs():
     for _ in range(4):
         torch.testing.assert_close(compiled(x, y), (x + y).relu())
     assert torch._dynamo.utils.counters["inductor"]["cudagraph_skips"] == 0
-
-
-@pytest.mark.gpu
-def test_descriptor_built_in_compiled_code_is_refused_naming_the_argument():
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
-    def fn(x):
-        desc = TensorDescriptor.from_tensor(x, [16])
-        scale_inplace[(1,)](desc, 16, 2.0, BLOCK=16)
-        return x
-
-    with pytest.raises(Exception, match="argument 'x_ptr' of kernel 'scale_inplace' is a host-side TensorDescriptor"):
-        torch.compile(fn, fullgraph=True)(rand(16))
 
 
 class SwiGLUWritingSavedInputs(torch.autograd.Function):

@@ -297,6 +297,34 @@ def triton_dtype_from_name(name: str) -> Any:
     return triton.language.dtype(name)
 
 
+def tensor_descriptor_fields(desc: Any) -> dict[str, Any]:
+    """A host-side TensorDescriptor's fields (triton 3.6-3.8: base, shape, strides,
+    block_shape, padding; 3.9 adds round_f32_to_tf32)."""
+    import dataclasses
+
+    return {f.name: getattr(desc, f.name) for f in dataclasses.fields(desc)}
+
+
+def tensor_descriptor(tensor: Any, block_shape: Any, padding: str = "zero", round_f32_to_tf32: bool = False,
+                      *, validate: bool = True) -> Any:
+    """TensorDescriptor.from_tensor(tensor, block_shape, padding) (triton >= 3.4).
+
+    validate=False skips triton's checks (alignment reads data_ptr, strides may be
+    symbolic): for the analysis, which needs only the descriptor's type.
+    """
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    extra = {"round_f32_to_tf32": True} if round_f32_to_tf32 else {}
+    if validate:
+        return TensorDescriptor.from_tensor(tensor, list(block_shape), padding=padding, **extra)
+    desc = object.__new__(TensorDescriptor)
+    fields = dict(base=tensor, shape=list(tensor.shape), strides=list(tensor.stride()),
+                  block_shape=list(block_shape), padding=padding, **extra)
+    for name, value in fields.items():
+        object.__setattr__(desc, name, value)
+    return desc
+
+
 # --- dynamo --------------------------------------------------------------------------
 # torch 2.11-2.13: Dynamo looks HOP instances up by name in
 # torch._dynamo.variables.higher_order_ops._hop_name_to_variable_class; registering a
@@ -317,6 +345,18 @@ def is_dynamo_tensor_descriptor(value: Any) -> bool:
     TMADescriptorExperimentalVariable.
     """
     return type(value).__name__.startswith("TMADescriptor") and type(value).__name__.endswith("Variable")
+
+
+def dynamo_tensor_descriptor_parts(value: Any) -> Any:
+    """(tensor, block_shape) VariableTrackers of TensorDescriptor.from_tensor under Dynamo, or
+    None for the experimental create_*d_tma_descriptor API.
+
+    torch 2.11-2.13: TMADescriptorStableVariable keeps .tensor and .block_shape only (Dynamo
+    drops from_tensor's padding argument).
+    """
+    if type(value).__name__ != "TMADescriptorStableVariable":
+        return None
+    return value.tensor, value.block_shape
 
 
 def dynamo_unimplemented(*, gb_type: str, explanation: str) -> Any:
@@ -563,7 +603,8 @@ def triton_compiles_for(device: torch.device) -> bool:
 
 
 def user_defined_triton_kernel(
-    kernel: Any, grids: list, kernel_args: dict[str, Any], reads: list[str], writes: list[str]
+    kernel: Any, grids: list, kernel_args: dict[str, Any], reads: list[str], writes: list[str],
+    descriptors: dict[str, Any],
 ) -> Any:
     """Lower one launch to inductor's ir.UserDefinedTritonKernel (a direct launch).
 
@@ -573,7 +614,9 @@ def user_defined_triton_kernel(
     (2.11: identify_mutated_tensors, 2.13: identify_accessed_tensors), once per launch and
     uncached; for the duration of the constructor both answer with our analysis' result,
     already computed and cached, so each kernel is analysed once per process and the
-    scheduler sees the same written set functionalization used.
+    scheduler sees the same written set functionalization used. `descriptors` maps a
+    parameter to the block shape of the TensorDescriptor inductor builds over its tensor
+    (torch's "stable" TMA metadata, 2.11-2.13).
     """
     import torch._higher_order_ops.triton_kernel_wrap as torch_triton
 
@@ -607,7 +650,8 @@ def user_defined_triton_kernel(
             return ir.UserDefinedTritonKernel(
                 kernel_idx=torch_triton.kernel_side_table.add_kernel(kernel),
                 grid=grids,
-                tma_descriptor_metadata={},
+                tma_descriptor_metadata={name: ("stable", (list(block_shape),))
+                                         for name, block_shape in descriptors.items()},
                 kernel_args=kernel_args,
             )
         finally:

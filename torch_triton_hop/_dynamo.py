@@ -22,7 +22,7 @@ import torch
 from . import _compat
 from ._hopifier import TritonHOPifier
 from ._hops import triton_kernel_wrapper_mutation
-from ._side_table import kernel_side_table
+from ._side_table import TensorDescriptorSpec, kernel_side_table
 from .errors import UnsupportedTritonKernelError, raise_unsupported
 
 __all__ = ["dynamo_entry", "DynamoTritonHOPifier"]
@@ -143,6 +143,19 @@ class DynamoTritonHOPifier(TritonHOPifier):
     def is_host_tensor_descriptor(self, value: Any) -> bool:
         return _compat.is_dynamo_tensor_descriptor(value) or _compat.is_host_tensor_descriptor(
             getattr(value, "value", None))
+
+    def split_tensor_descriptor(self, value: Any, name: str, kernel_name: str) -> Any:
+        parts = _compat.dynamo_tensor_descriptor_parts(value)
+        if parts is None:
+            self.raise_unsupported(
+                f"argument {name!r} of kernel {kernel_name!r} is a host-side TMA descriptor that was not made "
+                "by TensorDescriptor.from_tensor inside the compiled function (triton's experimental "
+                "create_1d/2d_tma_descriptor, or a descriptor passed in from outside)",
+                fix="Build it inside the compiled function with TensorDescriptor.from_tensor(tensor, block_shape)",
+            )
+        tensor, block_shape = parts
+        block_shape = self.as_python_constant(block_shape, "block_shape")
+        return tensor, TensorDescriptorSpec(tuple(int(b) for b in block_shape))
 
     def call_HOP(self, *, kernel: str, constant_args: str, configs: str, grids: list, kwargs: dict) -> Any:
         self.tx.output.create_proxy(

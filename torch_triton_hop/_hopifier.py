@@ -18,7 +18,7 @@ import torch
 
 from . import _compat
 from ._hops import triton_kernel_wrapper_mutation
-from ._side_table import kernel_side_table, unwrap_user_object
+from ._side_table import TensorDescriptorSpec, kernel_side_table, unwrap_user_object
 from .errors import raise_unsupported
 
 __all__ = ["TritonHOPifier", "TracingTritonHOPifier", "tracing_hopifier"]
@@ -64,6 +64,23 @@ class TritonHOPifier:
 
     def is_host_tensor_descriptor(self, value: Any) -> bool:
         return _compat.is_host_tensor_descriptor(value)
+
+    def split_tensor_descriptor(self, value: Any, name: str, kernel_name: str) -> tuple[Any, TensorDescriptorSpec]:
+        """A host-side TensorDescriptor as (its tensor, what else it holds).
+
+        See [Note: Host-side tensor descriptors]."""
+        fields = _compat.tensor_descriptor_fields(value)
+        base = fields["base"]
+        if list(fields["shape"]) != list(base.shape) or list(fields["strides"]) != list(base.stride()):
+            self.raise_unsupported(
+                f"argument {name!r} of kernel {kernel_name!r} is a TensorDescriptor whose shape "
+                f"{list(fields['shape'])} and strides {list(fields['strides'])} are not its tensor's",
+                why="The graph records the tensor, and each launch rebuilds the descriptor from it",
+                fix="Build it with TensorDescriptor.from_tensor(t, block_shape) from a tensor t that has that "
+                "shape and those strides, e.g. base.as_strided(shape, strides)",
+            )
+        return base, TensorDescriptorSpec(tuple(int(self.specialize_symbolic(b)) for b in fields["block_shape"]),
+                                          fields.get("padding", "zero"), bool(fields.get("round_f32_to_tf32")))
 
     def constant_value(self, value: Any) -> Any:
         """A non-graphable argument (None, a triton dtype, ...) as a plain Python value."""
@@ -116,16 +133,9 @@ class TritonHOPifier:
         if duplicated:
             self.raise_unsupported(f"kernel {kernel_name!r} got {duplicated} both by position and by name",
                                    fix="Pass each argument once")
-        for name, value in {**positional, **call_kwargs}.items():
-            if self.is_host_tensor_descriptor(value):
-                self.raise_unsupported(
-                    f"argument {name!r} of kernel {kernel_name!r} is a host-side "
-                    "TensorDescriptor (TMA)",
-                    why="A graph records tensors, ints and floats; a host-side descriptor would bake its "
-                    "tensor into the graph as a constant",
-                    fix="Pass the tensor (and its shape and strides) and build the descriptor inside the "
-                    "kernel with tl.make_tensor_descriptor",
-                )
+        descriptors = {name: self.split_tensor_descriptor(value, name, kernel_name)
+                       for name, value in {**positional, **call_kwargs}.items()
+                       if self.is_host_tensor_descriptor(value)}
         autotuner = None
         inner_heuristics: list[Any] = []
         for layer in layers[:-1]:
@@ -157,11 +167,14 @@ class TritonHOPifier:
         if missing and not all(_has_default(base, n) for n in missing):
             self.raise_unsupported(f"missing kernel arguments {missing}", fix="Pass every kernel parameter")
 
+        # Heuristics, pruning and grids above saw the descriptors themselves, as triton shows them.
+        combined.update({name: tensor for name, (tensor, _) in descriptors.items()})
         graphable = {k: v for k, v in combined.items() if self.is_graphable(v)}
         constants = {k: self.constant_value(v) for k, v in combined.items() if k not in graphable}
+        constants.update({name: spec for name, (_, spec) in descriptors.items()})
         constexprs = {p.name for p in _compat.kernel_params(base) if p.is_constexpr}
         for name, value in constants.items():
-            if name in param_names and name not in constexprs and value is not None:
+            if name in param_names and name not in constexprs and value is not None and name not in descriptors:
                 self.raise_unsupported(
                     f"argument {name!r} of kernel {kernel_name!r} is a {type(value).__name__}, where the kernel "
                     "takes a tensor (a pointer) or a scalar",

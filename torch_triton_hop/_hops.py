@@ -31,12 +31,13 @@ import triton
 from . import _compat
 from ._analysis import identify_accessed_tensors
 from ._compat import DispatchKey
-from ._side_table import base_kernel, kernel_layers, kernel_side_table
+from ._side_table import TensorDescriptorSpec, base_kernel, kernel_layers, kernel_side_table
 from .errors import raise_unsupported
 
 log = logging.getLogger(__name__)
 
-__all__ = ["triton_kernel_wrapper_mutation", "triton_kernel_wrapper_functional", "launch", "launcher_for_inductor",
+__all__ = ["triton_kernel_wrapper_mutation", "triton_kernel_wrapper_functional", "launch", "kernel_arguments",
+           "launcher_for_inductor",
            "tensors_accessed", "tensors_written", "functionalization_hooks",
            "alias_groups", "parse_shared_memory", "storage_span", "clone_written", "check_kernels"]
 
@@ -229,12 +230,25 @@ def launcher_for_inductor(kernel_key: str, configs_json: str, kwargs: dict[str, 
     return kernel_side_table.cached_launcher(cache_key, build), args
 
 
+def kernel_arguments(kwargs: dict[str, Any], constant_args: str, *, validate: bool = True) -> dict[str, Any]:
+    """The kernel's arguments from a node's tensors and scalars and its constants: each
+    TensorDescriptorSpec becomes a descriptor over the tensor of the same name. See
+    [Note: Host-side tensor descriptors]; validate=False is for the analysis."""
+    arguments = dict(kwargs)
+    for name, value in kernel_side_table.get_constants(constant_args).items():
+        if isinstance(value, TensorDescriptorSpec):
+            value = _compat.tensor_descriptor(kwargs[name], value.block_shape, value.padding,
+                                              value.round_f32_to_tf32, validate=validate)
+        arguments[name] = value
+    return arguments
+
+
 def launch(*, kernel: str, constant_args: str, configs: str, grids: list, kwargs: dict[str, Any]) -> None:
     """Launch a kernel as a graph node describes it (what the dense HOP implementation runs)."""
     launcher = _launcher(kernel, configs)
     config_list = launcher.configs
     grids = [tuple(grids[i : i + 3]) for i in range(0, len(grids), 3)]
-    all_args = {**kwargs, **kernel_side_table.get_constants(constant_args)}
+    all_args = kernel_arguments(kwargs, constant_args)
     if len(config_list) == 1:
         (config,) = config_list
         all_args.update(config["kwargs"])
@@ -301,7 +315,7 @@ def tensors_accessed(kernel: str, constant_args: str, configs: str, kwargs: dict
     The one place functionalization and inductor ask; see _analysis.identify_accessed_tensors.
     """
     triton_kernel = kernel_side_table.get_kernel(kernel)
-    all_args = {**kwargs, **kernel_side_table.get_constants(constant_args)}
+    all_args = kernel_arguments(kwargs, constant_args, validate=False)
     config_list = json.loads(configs)
     if config_list:
         # Any config: the written set does not depend on the config (constexpr branches

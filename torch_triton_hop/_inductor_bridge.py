@@ -38,7 +38,7 @@ from ._hops import (
     triton_kernel_wrapper_functional,
     triton_kernel_wrapper_mutation,
 )
-from ._side_table import base_kernel, kernel_side_table
+from ._side_table import TensorDescriptorSpec, base_kernel, kernel_side_table
 from .errors import UnsupportedTritonKernelError, raise_unsupported
 
 log = logging.getLogger(__name__)
@@ -315,19 +315,30 @@ def _lower_to_user_defined_triton_kernel(key, triton_kernel, constant_args, conf
                                          accessed):
     """The GPU path: inductor compiles the kernel and emits a direct launch."""
     launcher, launch_kwargs = launcher_for_inductor(key, configs_json, kwargs)
-    kernel_args = {**launch_kwargs, **kernel_side_table.get_constants(constant_args)}
+    kernel_args = dict(launch_kwargs)
+    descriptors = {}  # inductor's generated code builds TensorDescriptor.from_tensor(buf, block_shape)
+    for name, value in kernel_side_table.get_constants(constant_args).items():
+        if not isinstance(value, TensorDescriptorSpec):
+            kernel_args[name] = value
+        elif value.padding != "zero" or value.round_f32_to_tf32:
+            raise_unsupported(
+                f"kernel {_kernel_name(key)!r}: TensorDescriptor argument {name!r} with padding="
+                f"{value.padding!r}, round_f32_to_tf32={value.round_f32_to_tf32} under inductor",
+                why="inductor's generated launch builds descriptors from the tensor and block shape only",
+                fix="Use the defaults (padding='zero'), or compile with backend='aot_eager'",
+            )
+        else:
+            descriptors[name] = value.block_shape
     # Parameters left to their defaults: inductor's launcher passes every parameter.
     tuned = {name for config in getattr(launcher, "configs", []) for name in config.kwargs}
     for name, default in _compat.kernel_param_defaults(base_kernel(triton_kernel)).items():
         if name not in kernel_args and name not in tuned:
             kernel_args[name] = default
-    if any(_compat.is_host_tensor_descriptor(v) for v in kernel_args.values()):
-        raise_unsupported(f"kernel {_kernel_name(key)!r}: a host-side TensorDescriptor argument under inductor",
-                          fix="Build the descriptor inside the kernel with tl.make_tensor_descriptor")
     config_count = len(getattr(launcher, "configs", [None]))
     if len(grid_list) != config_count:
         grid_list = grid_list[:1] * config_count
-    _compat.user_defined_triton_kernel(launcher, grid_list, kernel_args, accessed.reads, accessed.writes)
+    _compat.user_defined_triton_kernel(launcher, grid_list, kernel_args, accessed.reads, accessed.writes,
+                                       descriptors)
 
 
 def _make_interpreted_launch_class() -> Any:

@@ -23,6 +23,7 @@ non-graphable constants as a *constants key*; this table maps both back.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import hashlib
 import importlib
 import inspect
@@ -36,7 +37,7 @@ from . import _compat
 from .errors import KernelResolutionError
 
 __all__ = ["KernelSideTable", "kernel_side_table", "compute_kernel_key", "allow_kernel_modules",
-           "kernel_module_allowed"]
+           "kernel_module_allowed", "TensorDescriptorSpec"]
 
 # Objects that wrap a triton kernel (our TritonKernelWrapper) expose it under this name,
 # so the side table can resolve them without importing the wrapper module.
@@ -160,17 +161,61 @@ def compute_kernel_key(kernel: Any) -> str:
 
 # --- constants -----------------------------------------------------------------------
 
+# [Note: Host-side tensor descriptors]
+# TL;DR: a TensorDescriptor argument is split in two: its tensor goes into the node's
+# kwargs under the parameter's name (a graph input like any tensor: functionalized,
+# cloned, aliased, resized symbolically), and a TensorDescriptorSpec (block shape,
+# padding) into its constants under the same name. Each launch rebuilds the descriptor
+# with TensorDescriptor.from_tensor over the tensor it is given; inductor's GPU code does
+# the same from the spec. A descriptor whose shape and strides are not its tensor's is
+# refused (build it from a view that has them).
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorDescriptorSpec:
+    """What a host-side TensorDescriptor adds to its tensor. See [Note: Host-side tensor descriptors]."""
+
+    block_shape: tuple[int, ...]
+    padding: str = "zero"
+    round_f32_to_tf32: bool = False  # triton >= 3.9
+
+    def encode(self) -> dict[str, Any]:
+        fields: dict[str, Any] = {"block_shape": list(self.block_shape)}
+        if self.padding != "zero":
+            fields["padding"] = self.padding
+        if self.round_f32_to_tf32:
+            fields["round_f32_to_tf32"] = True
+        return {"tensor_descriptor": fields}
+
+    @classmethod
+    def decode(cls, fields: dict[str, Any]) -> "TensorDescriptorSpec":
+        block_shape = fields.get("block_shape")
+        padding = fields.get("padding", "zero")
+        tf32 = fields.get("round_f32_to_tf32", False)
+        if (not isinstance(block_shape, list) or not all(type(b) is int and b > 0 for b in block_shape)
+                or padding not in ("zero", "nan") or not isinstance(tf32, bool)
+                or set(fields) - {"block_shape", "padding", "round_f32_to_tf32"}):
+            raise KernelResolutionError(f"wrap_triton: malformed tensor descriptor constant {fields!r} in the program")
+        return cls(tuple(block_shape), padding, tf32)
+
+
 def _encode_value(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if _compat.is_triton_dtype(value):
         return {"tl.dtype": str(value)}
+    if isinstance(value, TensorDescriptorSpec):
+        return value.encode()
     raise TypeError(type(value).__name__)
 
 
 def _decode_value(value: Any) -> Any:
-    if isinstance(value, dict):
+    if isinstance(value, dict) and set(value) == {"tl.dtype"}:
         return _compat.triton_dtype_from_name(value["tl.dtype"])
+    if isinstance(value, dict) and set(value) == {"tensor_descriptor"}:
+        return TensorDescriptorSpec.decode(value["tensor_descriptor"])
+    if isinstance(value, dict):
+        raise KernelResolutionError(f"wrap_triton: unknown constant {value!r} in the program")
     return value
 
 
