@@ -160,3 +160,21 @@ def test_compile_with_aot_eager_and_strict_export():
                                reference(x, y))
     ep = torch.export.export(ScaleThenAdd(), (x, y), strict=True)
     torch.testing.assert_close(ep.module()(x, y), reference(x, y))
+
+
+@pytest.mark.gpu
+@needs_tma_gpu
+def test_aotinductor_package_builds_the_descriptors_in_cpp(tmp_path):
+    import zipfile
+
+    n = torch.export.Dim("n", min=BLOCK_M)
+    ep = torch.export.export(ScaleThenAdd(), (rand(40, BLOCK_N), rand(40, BLOCK_N)),
+                             dynamic_shapes=({0: n}, {0: n}), strict=False)
+    path = str(tmp_path / "tma.pt2")
+    torch._inductor.aoti_compile_and_package(ep, package_path=path)
+    archive = zipfile.ZipFile(path)
+    (wrapper,) = [name for name in archive.namelist() if name.endswith(".wrapper.cpp")]
+    source = archive.read(wrapper).decode()
+    assert len(re.findall(r"^\s*initTMADescriptor\(", source, re.M)) == 3, source  # out's descriptor is shared
+    for kernel in ("scale_rows_desc", "add_rows_desc_inplace"):
+        assert re.search(rf"launchKernel\(kernels_\.{kernel}_\d+,", source), kernel

@@ -619,6 +619,7 @@ def user_defined_triton_kernel(
     (torch's "stable" TMA metadata, 2.11-2.13).
     """
     import torch._higher_order_ops.triton_kernel_wrap as torch_triton
+    from torch.fx.immutable_collections import immutable_list
 
     ir = inductor_ir()
     tensors = [name for name, value in kernel_args.items() if is_inductor_tensor(value)]
@@ -650,7 +651,9 @@ def user_defined_triton_kernel(
             return ir.UserDefinedTritonKernel(
                 kernel_idx=torch_triton.kernel_side_table.add_kernel(kernel),
                 grid=grids,
-                tma_descriptor_metadata={name: ("stable", (list(block_shape),))
+                # inductor caches descriptors by (tensor, metadata): hashable, printed as a list
+                # in its generated code, as torch's own node arguments are (FX immutable_list).
+                tma_descriptor_metadata={name: ("stable", (immutable_list(block_shape),))
                                          for name, block_shape in descriptors.items()},
                 kernel_args=kernel_args,
             )
