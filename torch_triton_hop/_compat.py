@@ -11,7 +11,6 @@ import functools
 import importlib.abc
 import inspect
 import sys
-import threading
 from typing import Any
 
 import torch
@@ -140,6 +139,16 @@ def clone_preserve_strides(t: torch.Tensor) -> torch.Tensor:
         needed = 0
     base = torch.as_strided(t, (needed,), (1,), t.storage_offset())
     return torch.as_strided(base.clone(), t.size(), t.stride(), 0)
+
+
+def mark_side_effectful(hop: HigherOrderOperator) -> None:
+    """Keep calls of `hop` (no outputs, writes its arguments) out of FX dead-code elimination.
+
+    torch 2.11-2.13: torch.fx.node.has_side_effect, as torch does for its own mutation HOP.
+    """
+    from torch.fx.node import has_side_effect
+
+    has_side_effect(hop)
 
 
 # --- triton --------------------------------------------------------------------------
@@ -499,209 +508,3 @@ def generate_ttir_text(kernel: Any, args: dict[str, Any]) -> tuple[str, set[int]
 def is_host_tensor_descriptor(value: Any) -> bool:
     # triton >= 3.4: triton.tools.tensor_descriptor.TensorDescriptor (host-side TMA).
     return type(value).__name__ == "TensorDescriptor" and type(value).__module__.startswith("triton.tools")
-
-
-# --- inductor (see _inductor_bridge.py) -----------------------------------------------
-# torch 2.11-2.13: inductor has no public extension API for a HOP; these are the hooks
-# its own HOPs use. Each function imports inductor lazily: `import torch_triton_hop`
-# must not import it.
-
-
-def inductor_ir() -> Any:
-    import torch._inductor.ir as ir
-
-    return ir
-
-
-def _virtualized() -> Any:
-    from torch._inductor.virtualized import V
-
-    return V
-
-
-def register_inductor_lowering(hop: HigherOrderOperator, fn: Any) -> None:
-    # torch 2.11-2.13: register_lowering(op, type_promotion_kind=None), as for torch's own HOPs.
-    from torch._inductor.lowering import register_lowering
-
-    register_lowering(hop, type_promotion_kind=None)(fn)
-
-
-def inductor_lowering(op: Any) -> Any:
-    from torch._inductor.lowering import lowerings
-
-    return lowerings[op]
-
-
-def register_post_grad_graph_pass(target: Any, handler: Any) -> None:
-    """Run `handler(match)` on every call of `target` in inductor's post-grad graphs, before
-    inductor's reinplace pass.
-
-    torch 2.11-2.13: post_grad.pass_patterns are the pattern passes post_grad_passes applies
-    (when config.pattern_matcher is on) before reinplace_inplaceable_ops; torch registers
-    its own graph rewrites there the same way.
-    """
-    from torch._inductor.fx_passes.post_grad import pass_patterns
-    from torch._inductor.pattern_matcher import CallFunctionVarArgs, register_graph_pattern
-
-    register_graph_pattern(CallFunctionVarArgs(target), pass_dict=pass_patterns[0])(handler)
-
-
-def inductor_current_node() -> Any:
-    return _virtualized().graph.current_node
-
-
-def inductor_uses_cpp_wrapper() -> bool:
-    return bool(_virtualized().graph.cpp_wrapper)
-
-
-def inductor_register_operation(operation: Any) -> None:
-    _virtualized().graph.register_operation(operation)
-
-
-def is_inductor_tensor(value: Any) -> bool:
-    return isinstance(value, inductor_ir().IRNode)
-
-
-def inductor_buffer_name(value: Any) -> Any:
-    try:
-        return value.get_name()
-    except (AttributeError, NotImplementedError):
-        return id(value)
-
-
-def inductor_require_exact_strides(value: Any, strides: Any) -> Any:
-    # torch 2.11-2.13: ExternKernel.require_exact_strides (SymInt strides accepted).
-    return inductor_ir().ExternKernel.require_exact_strides(value, strides)
-
-
-def inductor_add_header_import(wrapper: Any, line: str) -> None:
-    """Add `line` once to the generated module's header (torch 2.11-2.13: wrapper.header)."""
-    added = wrapper.__dict__.setdefault("_torch_triton_hop_imports", set())
-    if line not in added:
-        added.add(line)
-        wrapper.header.writeline(line)
-
-
-def ordered_set(*items: Any) -> Any:
-    from torch.utils._ordered_set import OrderedSet
-
-    return OrderedSet(items)
-
-
-def free_symbols(value: Any, unbacked_only: bool) -> Any:
-    # torch 2.11-2.13: torch._inductor.utils.get_free_symbols.
-    from torch._inductor.utils import get_free_symbols
-
-    return get_free_symbols(value, unbacked_only)
-
-
-def triton_compiles_for(device: torch.device) -> bool:
-    """Whether inductor compiles user triton kernels for `device` (torch 2.11-2.13: its GPU types)."""
-    from torch._inductor.utils import is_gpu
-
-    return is_gpu(device.type)
-
-
-def user_defined_triton_kernel(
-    kernel: Any, grids: list, kernel_args: dict[str, Any], reads: list[str], writes: list[str],
-    descriptors: dict[str, Any],
-) -> Any:
-    """Lower one launch to inductor's ir.UserDefinedTritonKernel (a direct launch).
-
-    torch 2.11-2.13: the IR node names the kernel by an index into torch's kernel side table
-    (torch._higher_order_ops.triton_kernel_wrap.kernel_side_table), so the kernel is added
-    there. Its constructor asks torch's own TTIR analysis what the kernel reads and writes
-    (2.11: identify_mutated_tensors, 2.13: identify_accessed_tensors), once per launch and
-    uncached; for the duration of the constructor both answer with our analysis' result,
-    already computed and cached, so each kernel is analysed once per process and the
-    scheduler sees the same written set functionalization used. `descriptors` maps a
-    parameter to the block shape of the TensorDescriptor inductor builds over its tensor
-    (torch's "stable" TMA metadata, 2.11-2.13).
-    """
-    import torch._higher_order_ops.triton_kernel_wrap as torch_triton
-    from torch.fx.immutable_collections import immutable_list
-
-    ir = inductor_ir()
-    tensors = [name for name, value in kernel_args.items() if is_inductor_tensor(value)]
-
-    def identify_mutated_tensors(*args: Any, **kwargs: Any) -> list[str]:
-        return [name for name in tensors if name in writes]
-
-    def identify_accessed_tensors(*args: Any, **kwargs: Any) -> Any:
-        from torch._inductor.dependencies import ReadWrites, StarDep
-        from torch.utils._ordered_set import OrderedSet
-
-        return torch_triton.TensorAccesses(
-            ReadWrites(
-                reads=OrderedSet(StarDep(n) for n in tensors if n in reads or n in writes),
-                writes=OrderedSet(StarDep(n) for n in tensors if n in writes),
-                index_exprs=OrderedSet(),
-            ),
-            can_fuse_epilogue=False,
-        )
-
-    replacements = {"identify_mutated_tensors": identify_mutated_tensors}
-    if hasattr(torch_triton, "TensorAccesses"):  # torch >= 2.12
-        replacements["identify_accessed_tensors"] = identify_accessed_tensors
-    with _TORCH_ANALYSIS_LOCK:
-        saved = {name: getattr(torch_triton, name) for name in replacements if hasattr(torch_triton, name)}
-        try:
-            for name, fn in replacements.items():
-                setattr(torch_triton, name, fn)
-            return ir.UserDefinedTritonKernel(
-                kernel_idx=torch_triton.kernel_side_table.add_kernel(kernel),
-                grid=grids,
-                # inductor caches descriptors by (tensor, metadata): hashable, printed as a list
-                # in its generated code, as torch's own node arguments are (FX immutable_list).
-                tma_descriptor_metadata={name: ("stable", (immutable_list(block_shape),))
-                                         for name, block_shape in descriptors.items()},
-                kernel_args=kernel_args,
-            )
-        finally:
-            for name, fn in saved.items():
-                setattr(torch_triton, name, fn)
-
-
-_TORCH_ANALYSIS_LOCK = threading.Lock()
-
-
-def is_non_overlapping_and_dense(t: torch.Tensor) -> bool:
-    # torch 2.13: torch._prims_common.is_non_overlapping_and_dense_or_false (symbolic-safe);
-    # older releases: is_non_overlapping_and_dense.
-    import torch._prims_common as prims
-
-    check = getattr(prims, "is_non_overlapping_and_dense_or_false", None) or prims.is_non_overlapping_and_dense
-    return bool(check(t))
-
-
-def clone_fake(t: torch.Tensor) -> torch.Tensor:
-    """A fake tensor's clone (same strides when dense), for graph-pass metadata."""
-    return torch.ops.aten.clone.default(t)
-
-
-def mark_side_effectful(hop: HigherOrderOperator) -> None:
-    """Keep calls of `hop` (no outputs, writes its arguments) out of FX dead-code elimination.
-
-    torch 2.11-2.13: torch.fx.node.has_side_effect, as torch does for its own mutation HOP.
-    """
-    from torch.fx.node import has_side_effect
-
-    has_side_effect(hop)
-
-
-def inductor_imported() -> bool:
-    import sys
-
-    return "torch._inductor.lowering" in sys.modules or "torch._inductor.compile_fx" in sys.modules
-
-
-def run_and_get_code(fn: Any, *args: Any) -> tuple[Any, list[str]]:
-    """Call a compiled `fn` and return its result and inductor's generated code (torch 2.11-2.13)."""
-    from torch._inductor.utils import run_and_get_code as run
-
-    return run(fn, *args)
-
-
-def sympy_value(value: Any) -> Any:
-    """An int or SymInt as inductor takes sizes: int, or the SymInt's sympy expression."""
-    return value.node.expr if isinstance(value, torch.SymInt) else value

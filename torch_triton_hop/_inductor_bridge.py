@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from . import _compat
+from . import _compat, _compat_inductor
 from ._hops import (
     parse_shared_memory,
     storage_span,
@@ -55,7 +55,7 @@ def register_if_inductor_loaded() -> None:
     Called before every functionalization of a launch, which precedes any lowering of
     our HOPs (AOTAutograd functionalizes inside inductor's compile).
     """
-    if not _registered and _compat.inductor_imported():
+    if not _registered and _compat_inductor.inductor_imported():
         register()
 
 
@@ -67,9 +67,9 @@ def register() -> None:
     with _register_lock:
         if _registered:
             return
-        _compat.register_inductor_lowering(triton_kernel_wrapper_mutation, _lower_mutation)
-        _compat.register_inductor_lowering(triton_kernel_wrapper_functional, _lower_functional)
-        _compat.register_post_grad_graph_pass(triton_kernel_wrapper_functional, _reinplace_match)
+        _compat_inductor.register_inductor_lowering(triton_kernel_wrapper_mutation, _lower_mutation)
+        _compat_inductor.register_inductor_lowering(triton_kernel_wrapper_functional, _lower_functional)
+        _compat_inductor.register_post_grad_graph_pass(triton_kernel_wrapper_functional, _reinplace_match)
         _registered = True
 
 
@@ -206,13 +206,13 @@ def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
     if not in_place:
         return
     for name in written:
-        if name not in in_place and not _compat.is_non_overlapping_and_dense(_val(kwargs[name])):
+        if name not in in_place and not _compat_inductor.is_non_overlapping_and_dense(_val(kwargs[name])):
             return  # an odd layout to clone; leave the whole launch to the functional lowering
     with graph.inserting_before(node):
         for name in written:
             if name not in in_place:
                 clone = graph.call_function(torch.ops.aten.clone.default, (kwargs[name],))
-                clone.meta["val"] = _compat.clone_fake(_val(kwargs[name]))
+                clone.meta["val"] = _compat_inductor.clone_fake(_val(kwargs[name]))
                 kwargs[name] = clone
         mutation = graph.call_function(
             triton_kernel_wrapper_mutation,
@@ -239,7 +239,7 @@ def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
 
 def _node_kwargs_vals() -> dict[str, Any]:
     """The example values (fake tensors, SymInts) of the launch being lowered."""
-    node = _compat.inductor_current_node()
+    node = _compat_inductor.inductor_current_node()
     return {name: _val(value) if isinstance(value, torch.fx.Node) else value
             for name, value in node.kwargs["kwargs"].items()}
 
@@ -249,8 +249,8 @@ def _kernel_name(kernel: str) -> str:
 
 
 def _lower_functional(*, kernel, constant_args, configs, grids, kwargs, tensors_to_clone, shared_memory=None):
-    ir = _compat.inductor_ir()
-    as_strided = _compat.inductor_lowering(torch.ops.aten.as_strided.default)
+    ir = _compat_inductor.inductor_ir()
+    as_strided = _compat_inductor.inductor_lowering(torch.ops.aten.as_strided.default)
     vals = _node_kwargs_vals()
     kwargs = dict(kwargs)
     # Arguments sharing memory with a written one get views of one copy of their span.
@@ -258,19 +258,19 @@ def _lower_functional(*, kernel, constant_args, configs, grids, kwargs, tensors_
     grouped: set[str] = set()
     for names in parse_shared_memory(shared_memory):
         lo, hi = storage_span([vals[n] for n in names])
-        span = as_strided(kwargs[names[0]], [_compat.sympy_value(hi - lo)], [1], _compat.sympy_value(lo))
-        copy = _compat.inductor_require_exact_strides(ir.ExternKernel.copy_input(span), [1])
+        span = as_strided(kwargs[names[0]], [_compat_inductor.sympy_value(hi - lo)], [1], _compat_inductor.sympy_value(lo))
+        copy = _compat_inductor.inductor_require_exact_strides(ir.ExternKernel.copy_input(span), [1])
         for name in names:
             v = vals[name]
-            kwargs[name] = as_strided(copy, [_compat.sympy_value(d) for d in v.size()],
-                                      [_compat.sympy_value(d) for d in v.stride()],
-                                      _compat.sympy_value(v.storage_offset() - lo))
+            kwargs[name] = as_strided(copy, [_compat_inductor.sympy_value(d) for d in v.size()],
+                                      [_compat_inductor.sympy_value(d) for d in v.stride()],
+                                      _compat_inductor.sympy_value(v.storage_offset() - lo))
         grouped.update(names)
     for name in tensors_to_clone:
         if name in grouped:
             continue
         copy = ir.ExternKernel.copy_input(kwargs[name])
-        kwargs[name] = _compat.inductor_require_exact_strides(copy, vals[name].stride())
+        kwargs[name] = _compat_inductor.inductor_require_exact_strides(copy, vals[name].stride())
     _lower_launch(kernel, constant_args, configs, grids, kwargs, vals)
     return tuple(kwargs[name] for name in tensors_to_clone)
 
@@ -288,27 +288,27 @@ def _lower_launch(kernel, constant_args, configs, grids, kwargs, vals):
     # layout it had when traced. A written tensor that needed a copy for that is copied back.
     copied_back: list[tuple[Any, Any]] = []
     for name, value in list(kwargs.items()):
-        if not _compat.is_inductor_tensor(value):
+        if not _compat_inductor.is_inductor_tensor(value):
             continue
-        fixed = _compat.inductor_require_exact_strides(value, vals[name].stride())
-        if fixed is not value and name in written and _compat.inductor_buffer_name(fixed) != \
-                _compat.inductor_buffer_name(value):
+        fixed = _compat_inductor.inductor_require_exact_strides(value, vals[name].stride())
+        if fixed is not value and name in written and _compat_inductor.inductor_buffer_name(fixed) != \
+                _compat_inductor.inductor_buffer_name(value):
             copied_back.append((value, fixed))
         kwargs[name] = fixed
-    devices = {vals[n].device for n, v in kwargs.items() if _compat.is_inductor_tensor(v)}
+    devices = {vals[n].device for n, v in kwargs.items() if _compat_inductor.is_inductor_tensor(v)}
     if not devices:
         raise_unsupported(f"kernel {_kernel_name(kernel)!r} was launched without tensor arguments",
                           fix="Pass at least one tensor")
     device = max(devices, key=lambda d: d.type != "cpu")  # a CPU scalar tensor beside GPU ones
     triton_kernel = kernel_side_table.get_kernel(kernel)
     grid_list = [tuple(grids[i:i + 3]) for i in range(0, len(grids), 3)]
-    if _compat.autotuning_unavailable(base_kernel(triton_kernel)) or not _compat.triton_compiles_for(device):
+    if _compat.autotuning_unavailable(base_kernel(triton_kernel)) or not _compat_inductor.triton_compiles_for(device):
         _InterpretedLaunch.create(kernel, constant_args, configs, grids, kwargs, written, device)
     else:
         _lower_to_user_defined_triton_kernel(kernel, triton_kernel, constant_args, configs, grid_list, kwargs,
                                              accessed)
     for original, fixed in copied_back:
-        _compat.inductor_lowering(torch.ops.aten.copy_.default)(original, fixed)
+        _compat_inductor.inductor_lowering(torch.ops.aten.copy_.default)(original, fixed)
 
 
 def _lower_to_user_defined_triton_kernel(key, triton_kernel, constant_args, configs_json, grid_list, kwargs,
@@ -337,12 +337,12 @@ def _lower_to_user_defined_triton_kernel(key, triton_kernel, constant_args, conf
     config_count = len(getattr(launcher, "configs", [None]))
     if len(grid_list) != config_count:
         grid_list = grid_list[:1] * config_count
-    _compat.user_defined_triton_kernel(launcher, grid_list, kernel_args, accessed.reads, accessed.writes,
+    _compat_inductor.user_defined_triton_kernel(launcher, grid_list, kernel_args, accessed.reads, accessed.writes,
                                        descriptors)
 
 
 def _make_interpreted_launch_class() -> Any:
-    ir = _compat.inductor_ir()
+    ir = _compat_inductor.inductor_ir()
 
     class InterpretedLaunch(ir.ExternKernel):
         """An extern kernel whose generated code calls ``torch_triton_hop._hops.launch``.
@@ -357,7 +357,7 @@ def _make_interpreted_launch_class() -> Any:
             return cls(kernel, constant_args, configs, grids, kwargs, written, device)
 
         def __init__(self, kernel, constant_args, configs, grids, kwargs, written, device):
-            tensors = {n: v for n, v in kwargs.items() if _compat.is_inductor_tensor(v)}
+            tensors = {n: v for n, v in kwargs.items() if _compat_inductor.is_inductor_tensor(v)}
             inputs = [ir.InputsKernel.unwrap_storage_for_input(self.realize_input(v)) for v in tensors.values()]
             super().__init__(None, ir.NoneLayout(device=device), inputs, (), {})
             self.launch_node = dict(kernel=kernel, constant_args=constant_args, configs=configs, grids=list(grids))
@@ -367,17 +367,17 @@ def _make_interpreted_launch_class() -> Any:
                 ir.MutationOutput(ir.NoneLayout(device=device), inputs[i], self)
                 for i, n in enumerate(self.tensor_names) if n in written
             ]
-            _compat.inductor_register_operation(self)
+            _compat_inductor.inductor_register_operation(self)
 
         def codegen(self, wrapper: Any) -> None:
-            if _compat.inductor_uses_cpp_wrapper():
+            if _compat_inductor.inductor_uses_cpp_wrapper():
                 raise UnsupportedTritonKernelError(
                     f"wrap_triton: kernel {_kernel_name(self.launch_node['kernel'])!r} runs on the Triton "
                     "interpreter (or on a device triton cannot compile for), and AOTInductor / cpp_wrapper "
                     "code cannot call a Python kernel. Compile it on a GPU machine (TRITON_INTERPRET unset), "
                     "or use torch.export without AOTInductor."
                 )
-            _compat.inductor_add_header_import(wrapper, "from torch_triton_hop._hops import launch as _tth_launch")
+            _compat_inductor.inductor_add_header_import(wrapper, "from torch_triton_hop._hops import launch as _tth_launch")
             refs = {n: t.codegen_reference() for n, t in zip(self.tensor_names, self.inputs)}
             items = [f"{n!r}: {refs[n]}" if n in refs else f"{n!r}: {wrapper.val_to_arg_str(self.scalars[n])}"
                      for n in [*self.tensor_names, *self.scalars]]
@@ -392,7 +392,7 @@ def _make_interpreted_launch_class() -> Any:
             return list(self.mutation_outputs)
 
         def get_unbacked_symbol_defs(self):
-            return _compat.ordered_set()
+            return _compat_inductor.ordered_set()
 
         def should_allocate(self) -> bool:
             return False
@@ -403,7 +403,7 @@ def _make_interpreted_launch_class() -> Any:
         def get_free_symbol_uses(self, unbacked_only: bool = False):
             symbols = super().get_free_symbol_uses(unbacked_only)
             for value in [*self.launch_node["grids"], *self.scalars.values()]:
-                symbols |= _compat.free_symbols(value, unbacked_only)
+                symbols |= _compat_inductor.free_symbols(value, unbacked_only)
             return symbols
 
     return InterpretedLaunch

@@ -28,7 +28,7 @@ import triton.language as tl
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from torch_triton_hop import identify_mutated_tensors, wrap_triton
-from torch_triton_hop._compat import run_and_get_code
+from torch_triton_hop._compat_inductor import run_and_get_code
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
