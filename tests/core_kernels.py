@@ -167,3 +167,20 @@ def add_rows_desc_inplace(x_desc, y_desc, BLOCK_M: tl.constexpr, BLOCK_N: tl.con
     """x += y through descriptors: x_desc is read and written."""
     row = tl.program_id(0) * BLOCK_M
     x_desc.store([row, 0], x_desc.load([row, 0]) + y_desc.load([row, 0]))
+
+
+def _set_row_block_shapes(nargs):
+    """As in triton's TMA tutorials: each config sets its descriptors' block shapes."""
+    nargs["x_desc"].block_shape = [nargs["BLOCK_M"], nargs["BLOCK_N"]]
+    nargs["out_desc"].block_shape = [nargs["BLOCK_M"], nargs["BLOCK_N"]]
+
+
+@triton.autotune(
+    configs=[triton.Config({"BLOCK_M": 16}, pre_hook=_set_row_block_shapes),
+             triton.Config({"BLOCK_M": 32}, pre_hook=_set_row_block_shapes)],
+    key=["M"],
+)
+@triton.jit
+def scale_rows_desc_autotuned(x_desc, out_desc, M, scale, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    row = tl.program_id(0) * BLOCK_M
+    out_desc.store([row, 0], x_desc.load([row, 0]) * scale)

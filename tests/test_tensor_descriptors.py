@@ -178,3 +178,102 @@ def test_aotinductor_package_builds_the_descriptors_in_cpp(tmp_path):
     assert len(re.findall(r"^\s*initTMADescriptor\(", source, re.M)) >= 3, source  # 4 arguments, 3+ tensors
     for kernel in ("scale_rows_desc", "add_rows_desc_inplace"):
         assert re.search(rf"launchKernel\(kernels_\.{kernel}_\d+,", source), kernel
+
+
+# --- autotuned, with Config pre_hooks that set block shapes per config -------------------
+# See [Note: Config pre_hooks that set descriptor block shapes]
+
+def scale_rows_autotuned(x, kernel=None):
+    from core_kernels import scale_rows_desc_autotuned
+
+    out = torch.empty_like(x)
+    dummy = [1, 1]  # the pre_hook of the chosen config sets the real block shapes
+    x_desc, out_desc = TensorDescriptor.from_tensor(x, dummy), TensorDescriptor.from_tensor(out, dummy)
+    grid = lambda meta: (triton.cdiv(x.shape[0], meta["BLOCK_M"]),)  # noqa: E731
+    (kernel or wrap_triton(scale_rows_desc_autotuned))[grid](x_desc, out_desc, x.shape[0], 3.0, BLOCK_N=BLOCK_N)
+    return out
+
+
+class ScaleAutotuned(torch.nn.Module):
+    def forward(self, x):
+        return scale_rows_autotuned(x).relu()
+
+
+def test_autotuned_pre_hooks_are_recorded_as_block_shapes_per_config():
+    x = rand(80, BLOCK_N)
+    torch.testing.assert_close(scale_rows_autotuned(x), 3.0 * x)
+    gm = make_fx(ScaleAutotuned(), tracing_mode="symbolic")(x)
+    (node,) = [n for n in gm.graph.nodes if n.target is triton_kernel_wrapper_mutation]
+    import json
+
+    assert [c["block_shapes"] for c in json.loads(node.kwargs["configs"])] == [
+        {"out_desc": [16, 32], "x_desc": [16, 32]}, {"out_desc": [32, 32], "x_desc": [32, 32]}]
+    for size in (80, 48):
+        x = rand(size, BLOCK_N)
+        torch.testing.assert_close(gm(x), (3.0 * x).relu())
+
+
+@pytest.mark.skipif(ON_GPU, reason="the interpreter runs one chosen config; on a GPU the autotuner picks")
+def test_the_config_the_interpreter_runs_sets_its_block_shapes():
+    from core_kernels import scale_rows_desc_autotuned
+
+    kernel = wrap_triton(scale_rows_desc_autotuned, interpreter_config=1)  # BLOCK_M 32: 32-row blocks
+    gm = make_fx(lambda x: scale_rows_autotuned(x, kernel))(rand(80, BLOCK_N))
+    x = rand(80, BLOCK_N)
+    torch.testing.assert_close(gm(x), 3.0 * x)
+
+
+def test_autotuned_descriptors_export_and_compile_the_exported_program(tmp_path):
+    n = torch.export.Dim("n", min=BLOCK_M)
+    ep = torch.export.export(ScaleAutotuned(), (rand(80, BLOCK_N),), dynamic_shapes=({0: n},), strict=False)
+    torch.export.save(ep, tmp_path / "program.pt2")
+    module = torch.export.load(tmp_path / "program.pt2").module()
+    compiled = torch.compile(module, fullgraph=True)
+    for size in (80, 48):
+        x = rand(size, BLOCK_N)
+        torch.testing.assert_close(module(x), (3.0 * x).relu())
+        torch.testing.assert_close(compiled(x), (3.0 * x).relu())
+
+
+def _hook_reading_a_runtime_argument(nargs):
+    nargs["x_desc"].block_shape = [nargs["M"], 32]
+
+
+def _hook_doing_something_else(nargs):
+    pass
+
+
+@pytest.mark.parametrize("hook, message", [
+    (_hook_reading_a_runtime_argument, "a triton.Config pre_hook of kernel 'scale_rows_desc_autotuned' uses argument 'M'"),
+    (_hook_doing_something_else, "a triton.Config pre_hook of kernel 'scale_rows_desc_autotuned' sets no "
+                                 "TensorDescriptor block shape"),
+])
+def test_pre_hooks_that_do_more_than_set_block_shapes_are_refused(hook, message):
+    from core_kernels import scale_rows_desc_autotuned
+
+    kernel = triton.autotune([triton.Config({"BLOCK_M": 16}, pre_hook=hook)], key=["M"])(
+        scale_rows_desc_autotuned.fn)
+    with pytest.raises(UnsupportedTritonKernelError, match=re.escape(message)):
+        make_fx(lambda x: scale_rows_autotuned(x, wrap_triton(kernel)))(rand(32, BLOCK_N))
+
+
+@pytest.mark.gpu
+@needs_tma_gpu
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_compile_autotuned_descriptors(backend):
+    compiled = torch.compile(ScaleAutotuned(), fullgraph=True, backend=backend, dynamic=True)
+    for size in (80, 48, 200):
+        x = rand(size, BLOCK_N)
+        out, codes = run_and_get_code(compiled, x)
+        torch.testing.assert_close(out, (3.0 * x).relu())
+    if backend == "inductor":
+        assert "_tth_launch(kernel='core_kernels:scale_rows_desc_autotuned@" in "\n".join(codes), codes
+
+
+@pytest.mark.gpu
+@needs_tma_gpu
+def test_aotinductor_refuses_per_config_block_shapes_saying_why():
+    ep = torch.export.export(ScaleAutotuned(), (rand(80, BLOCK_N),), strict=False)
+    with pytest.raises(Exception, match="pre_hooks set descriptor block shapes, which inductor's generated launch "
+                       "cannot take, and AOTInductor / cpp_wrapper code cannot call a Python kernel"):
+        torch._inductor.aoti_compile_and_package(ep)

@@ -261,11 +261,13 @@ def autotuner_benchmark_settings(autotuner: Autotuner) -> dict[str, Any]:
 
 
 def autotuner_user_hooks(autotuner: Autotuner) -> list[str]:
-    """Names of user-supplied hooks ("pre_hook", "post_hook") on an autotuner and its configs."""
-    hooks = [name for name in ("pre_hook", "post_hook") if getattr(autotuner, f"user_defined_{name}", False)]
-    if any(getattr(cfg, "pre_hook", None) is not None for cfg in autotuner.configs) and "pre_hook" not in hooks:
-        hooks.append("pre_hook")
-    return hooks
+    """Names of user-supplied hooks ("pre_hook", "post_hook") on an autotuner itself (triton
+    3.6-3.9 mark them user_defined_*); a Config's own pre_hook is config_pre_hook's."""
+    return [name for name in ("pre_hook", "post_hook") if getattr(autotuner, f"user_defined_{name}", False)]
+
+
+def config_pre_hook(config: Config) -> Any:
+    return getattr(config, "pre_hook", None)
 
 
 def autotuner_options(autotuner: Autotuner) -> dict[str, Any]:
@@ -293,9 +295,18 @@ def config_fields(config: Config) -> dict[str, Any]:
 
 
 def config_from_fields(fields: dict[str, Any]) -> Config:
+    """A triton.Config from config_fields' data; "block_shapes" (descriptor block shapes a
+    pre_hook set at trace time) become a pre_hook that sets them again."""
     accepted = inspect.signature(Config.__init__).parameters
     options = {name: value for name, value in fields.items() if name != "kwargs" and name in accepted}
+    if fields.get("block_shapes"):
+        options["pre_hook"] = functools.partial(set_block_shapes, fields["block_shapes"])
     return Config(dict(fields["kwargs"]), **options)
+
+
+def set_block_shapes(block_shapes: dict[str, list[int]], nargs: dict[str, Any]) -> None:
+    for name, shape in block_shapes.items():
+        nargs[name].block_shape = list(shape)
 
 
 def is_triton_dtype(value: Any) -> bool:
@@ -315,11 +326,12 @@ def tensor_descriptor_fields(desc: Any) -> dict[str, Any]:
 
 
 def tensor_descriptor(tensor: Any, block_shape: Any, padding: str = "zero", round_f32_to_tf32: bool = False,
-                      *, validate: bool = True) -> Any:
+                      *, validate: bool = True, shape: Any = None, strides: Any = None) -> Any:
     """TensorDescriptor.from_tensor(tensor, block_shape, padding) (triton >= 3.4).
 
     validate=False skips triton's checks (alignment reads data_ptr, strides may be
-    symbolic): for the analysis, which needs only the descriptor's type.
+    symbolic): for the analysis, which needs only the descriptor's type, and for stand-ins,
+    which pass their own shape and strides.
     """
     from triton.tools.tensor_descriptor import TensorDescriptor
 
@@ -327,7 +339,8 @@ def tensor_descriptor(tensor: Any, block_shape: Any, padding: str = "zero", roun
     if validate:
         return TensorDescriptor.from_tensor(tensor, list(block_shape), padding=padding, **extra)
     desc = object.__new__(TensorDescriptor)
-    fields = dict(base=tensor, shape=list(tensor.shape), strides=list(tensor.stride()),
+    fields = dict(base=tensor, shape=list(tensor.shape) if shape is None else shape,
+                  strides=list(tensor.stride()) if strides is None else strides,
                   block_shape=list(block_shape), padding=padding, **extra)
     for name, value in fields.items():
         object.__setattr__(desc, name, value)

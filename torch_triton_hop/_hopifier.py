@@ -149,7 +149,8 @@ class TritonHOPifier:
                 inner_heuristics.append(layer)
 
         combined = {**positional, **call_kwargs}
-        configs = self._configs(autotuner, inner_heuristics, positional, call_kwargs, param_names)
+        configs = self._configs(autotuner, inner_heuristics, positional, call_kwargs, param_names, base,
+                                descriptors)
         grids = [self._grid(grid, {**combined, **(c["kwargs"] if c else {})}) for c in (configs or [None])]
 
         for name in LAUNCH_OPTION_NAMES:
@@ -231,6 +232,8 @@ class TritonHOPifier:
         positional: dict[str, Any],
         call_kwargs: dict[str, Any],
         param_names: list[str],
+        base: Any,
+        descriptors: dict[str, Any],
     ) -> list[dict[str, Any]]:
         if autotuner is None:
             return []
@@ -250,8 +253,54 @@ class TritonHOPifier:
                     meta = {**positional, **call_kwargs, **all_kwargs, **fields["kwargs"]}
                     value = self.call_user_defined_fn(fn, [meta], {})
                     fields["kwargs"][name] = self.as_python_constant(value, f"heuristic {name!r}")
+            hook = _compat.config_pre_hook(config)
+            if hook is not None:
+                fields["block_shapes"] = self._block_shapes_set_by(hook, {**positional, **call_kwargs}, fields,
+                                                                   base, descriptors)
             result.append(fields)
         return result
+
+    def _block_shapes_set_by(self, hook: Any, arguments: dict[str, Any], fields: dict[str, Any], base: Any,
+                             descriptors: dict[str, Any]) -> dict[str, list[int]]:
+        """The descriptor block shapes a Config's pre_hook sets, found by running it once on
+        stand-ins. See [Note: Config pre_hooks that set descriptor block shapes]."""
+        kernel_name = _compat.python_function(base).__name__
+        constexprs = {p.name for p in _compat.kernel_params(base) if p.is_constexpr}
+        nargs: dict[str, Any] = {}
+        for name, value in arguments.items():
+            if name in descriptors:
+                spec = descriptors[name][1]
+                nargs[name] = _compat.tensor_descriptor(
+                    _Untouchable(name), spec.block_shape, spec.padding, spec.round_f32_to_tf32, validate=False,
+                    shape=_Untouchable(f"{name}.shape"), strides=_Untouchable(f"{name}.strides"))
+            elif name in constexprs:
+                nargs[name] = self.as_python_constant(value, f"constexpr {name!r}")
+            else:
+                nargs[name] = _Untouchable(name)
+        nargs.update(fields["kwargs"])
+        nargs.update({k: v for k, v in fields.items() if k in LAUNCH_OPTION_NAMES})
+        before = {name: list(nargs[name].block_shape) for name in descriptors}
+        fix = ("Keep only `nargs[<descriptor>].block_shape = [...]` from config values and constexpr arguments in "
+               "the hook, or drop the hook")
+        try:
+            hook(nargs)
+            changed = {name: [int(self.specialize_symbolic(b)) for b in nargs[name].block_shape]
+                       for name in descriptors if list(nargs[name].block_shape) != before[name]}
+        except _Touched as touched:
+            self.raise_unsupported(
+                f"a triton.Config pre_hook of kernel {kernel_name!r} uses argument {touched.name!r}",
+                why="A graph records what a pre_hook does to descriptor block shapes, by running it once per "
+                "config at trace time; anything else it does would happen once, at trace time",
+                fix=fix,
+            )
+        if not changed:
+            self.raise_unsupported(
+                f"a triton.Config pre_hook of kernel {kernel_name!r} sets no TensorDescriptor block shape",
+                why="Hooks run arbitrary Python at launch, which a graph (and AOTInductor) cannot replay; only "
+                "setting descriptor block shapes is recorded",
+                fix=fix,
+            )
+        return changed
 
     def _prune(self, autotuner: Any, configs: list[Any], positional: dict, call_kwargs: dict) -> list[Any]:
         # Same steps as triton's Autotuner.prune_configs, run once here on the traced
@@ -294,6 +343,43 @@ class TritonHOPifier:
                 "autotune config values must be None, bool, int, float or str", configs,
                 fix="Pass other values as kernel arguments",
             )
+
+
+# [Note: Config pre_hooks that set descriptor block shapes]
+# TL;DR: autotuned TMA kernels set each host descriptor's block shape per config in a
+# Config pre_hook (triton's tutorials do). At trace time we run each hook once on
+# stand-ins: descriptors over an argument that refuses any use, every non-constexpr
+# argument refusing any use, config values and constexprs as themselves. The block shapes
+# it sets go into that config's record ("block_shapes"); a launch sets them again from the
+# record (_compat.config_from_fields), so no user code runs at launch. A hook that uses
+# anything else, or sets no block shape, is refused. inductor's generated launch takes one
+# block shape per descriptor, so such kernels launch through the package there.
+
+
+class _Touched(Exception):
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class _Untouchable:
+    """An argument a pre_hook must not use at trace time (its value is the launch's)."""
+
+    def __init__(self, name: str) -> None:
+        object.__setattr__(self, "_name", name)
+
+    def __getattr__(self, attr: str) -> Any:
+        raise _Touched(object.__getattribute__(self, "_name"))
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        raise _Touched(object.__getattribute__(self, "_name"))
+
+    def _touched(self, *args: Any, **kwargs: Any) -> Any:
+        raise _Touched(object.__getattribute__(self, "_name"))
+
+    __bool__ = __int__ = __index__ = __float__ = __len__ = __iter__ = __getitem__ = __setitem__ = _touched
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __floordiv__ = __truediv__ = _touched
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __call__ = _touched
+    __hash__ = None  # type: ignore[assignment]
 
 
 def _has_default(kernel: Any, name: str) -> bool:

@@ -252,7 +252,8 @@ def launch(*, kernel: str, constant_args: str, configs: str, grids: list, kwargs
     if len(config_list) == 1:
         (config,) = config_list
         all_args.update(config["kwargs"])
-        all_args.update({k: v for k, v in config.items() if k != "kwargs"})
+        all_args.update({k: v for k, v in config.items() if k not in ("kwargs", "block_shapes")})
+        _compat.set_block_shapes(config.get("block_shapes") or {}, all_args)
         grid = grids[launcher.grid_index or 0]
     elif config_list:
         grid = _select_grid(config_list, grids)
@@ -321,6 +322,7 @@ def tensors_accessed(kernel: str, constant_args: str, configs: str, kwargs: dict
         # Any config: the written set does not depend on the config (constexpr branches
         # on a config value are rare; the analysis falls back safely where it cannot tell).
         all_args = {**all_args, **config_list[0]["kwargs"]}
+        _compat.set_block_shapes(config_list[0].get("block_shapes") or {}, all_args)
     return identify_accessed_tensors(triton_kernel, all_args)
 
 

@@ -22,6 +22,7 @@ Every torch internal used here goes through ``_compat`` (inductor section).
 
 from __future__ import annotations
 
+import json
 import logging
 import operator
 import threading
@@ -303,7 +304,10 @@ def _lower_launch(kernel, constant_args, configs, grids, kwargs, vals):
     triton_kernel = kernel_side_table.get_kernel(kernel)
     grid_list = [tuple(grids[i:i + 3]) for i in range(0, len(grids), 3)]
     if _compat.autotuning_unavailable(base_kernel(triton_kernel)) or not _compat_inductor.triton_compiles_for(device):
-        _InterpretedLaunch.create(kernel, constant_args, configs, grids, kwargs, written, device)
+        _PythonLaunch.create(kernel, constant_args, configs, grids, kwargs, written, device, _INTERPRETED)
+    elif any(config.get("block_shapes") for config in json.loads(configs)):
+        # See [Note: Config pre_hooks that set descriptor block shapes]
+        _PythonLaunch.create(kernel, constant_args, configs, grids, kwargs, written, device, _PER_CONFIG_BLOCKS)
     else:
         _lower_to_user_defined_triton_kernel(kernel, triton_kernel, constant_args, configs, grid_list, kwargs,
                                              accessed)
@@ -341,22 +345,30 @@ def _lower_to_user_defined_triton_kernel(key, triton_kernel, constant_args, conf
                                        descriptors)
 
 
-def _make_interpreted_launch_class() -> Any:
+# Why a launch goes through the package's Python launch path instead of inductor's own.
+_INTERPRETED = "runs on the Triton interpreter (or on a device triton cannot compile for)"
+_PER_CONFIG_BLOCKS = ("has autotune configs whose pre_hooks set descriptor block shapes, which inductor's "
+                      "generated launch cannot take")
+
+
+def _make_python_launch_class() -> Any:
     ir = _compat_inductor.inductor_ir()
 
-    class InterpretedLaunch(ir.ExternKernel):
+    class PythonLaunch(ir.ExternKernel):
         """An extern kernel whose generated code calls ``torch_triton_hop._hops.launch``.
 
-        Used where inductor cannot compile the kernel: under the Triton interpreter (CPU) or
-        on a device triton has no backend for. The tensors the kernel writes are marked as
+        Used where inductor cannot compile the kernel (under the Triton interpreter, on a
+        device triton has no backend for) or cannot launch it as its configs say (pre_hooks
+        that set descriptor block shapes per config). The tensors the kernel writes are marked as
         mutated, so inductor orders every other read and write around the launch.
         """
 
         @classmethod
-        def create(cls, kernel, constant_args, configs, grids, kwargs, written, device):
-            return cls(kernel, constant_args, configs, grids, kwargs, written, device)
+        def create(cls, kernel, constant_args, configs, grids, kwargs, written, device, reason):
+            return cls(kernel, constant_args, configs, grids, kwargs, written, device, reason)
 
-        def __init__(self, kernel, constant_args, configs, grids, kwargs, written, device):
+        def __init__(self, kernel, constant_args, configs, grids, kwargs, written, device, reason):
+            self.reason = reason
             tensors = {n: v for n, v in kwargs.items() if _compat_inductor.is_inductor_tensor(v)}
             inputs = [ir.InputsKernel.unwrap_storage_for_input(self.realize_input(v)) for v in tensors.values()]
             super().__init__(None, ir.NoneLayout(device=device), inputs, (), {})
@@ -372,10 +384,12 @@ def _make_interpreted_launch_class() -> Any:
         def codegen(self, wrapper: Any) -> None:
             if _compat_inductor.inductor_uses_cpp_wrapper():
                 raise UnsupportedTritonKernelError(
-                    f"wrap_triton: kernel {_kernel_name(self.launch_node['kernel'])!r} runs on the Triton "
-                    "interpreter (or on a device triton cannot compile for), and AOTInductor / cpp_wrapper "
-                    "code cannot call a Python kernel. Compile it on a GPU machine (TRITON_INTERPRET unset), "
-                    "or use torch.export without AOTInductor."
+                    f"wrap_triton: kernel {_kernel_name(self.launch_node['kernel'])!r} {self.reason}, and "
+                    "AOTInductor / cpp_wrapper code cannot call a Python kernel. "
+                    + ("Compile it on a GPU machine (TRITON_INTERPRET unset), or use torch.export without "
+                       "AOTInductor." if self.reason == _INTERPRETED else
+                       "Give the descriptors one block shape for every config (no pre_hook), or use "
+                       "torch.export without AOTInductor.")
                 )
             _compat_inductor.inductor_add_header_import(wrapper, "from torch_triton_hop._hops import launch as _tth_launch")
             refs = {n: t.codegen_reference() for n, t in zip(self.tensor_names, self.inputs)}
@@ -406,16 +420,16 @@ def _make_interpreted_launch_class() -> Any:
                 symbols |= _compat_inductor.free_symbols(value, unbacked_only)
             return symbols
 
-    return InterpretedLaunch
+    return PythonLaunch
 
 
-class _LazyInterpretedLaunch:
+class _LazyPythonLaunch:
     _cls: Any = None
 
     def create(self, *args: Any) -> Any:
         if self._cls is None:
-            self._cls = _make_interpreted_launch_class()
+            self._cls = _make_python_launch_class()
         return self._cls.create(*args)
 
 
-_InterpretedLaunch = _LazyInterpretedLaunch()
+_PythonLaunch = _LazyPythonLaunch()
