@@ -22,6 +22,7 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 from torch_triton_hop import triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation, wrap_triton
 from torch_triton_hop.errors import UnsupportedTritonKernelError
 
+import core_kernels
 from core_kernels import add_rows_desc_inplace, scale_rows_desc
 
 ON_GPU = torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1"
@@ -183,14 +184,18 @@ def test_aotinductor_package_builds_the_descriptors_in_cpp(tmp_path):
 # --- autotuned, with Config pre_hooks that set block shapes per config -------------------
 # See [Note: Config pre_hooks that set descriptor block shapes]
 
-def scale_rows_autotuned(x, kernel=None):
-    from core_kernels import scale_rows_desc_autotuned
+# Wrapped outside the compiled code: Dynamo refuses to even load a raw autotuner whose configs
+# have pre_hooks (torch's own check, when the global is read), so wrap_triton(...) inside
+# a compiled function cannot see it.
+SCALE_ROWS_AUTOTUNED = wrap_triton(core_kernels.scale_rows_desc_autotuned)
 
+
+def scale_rows_autotuned(x, kernel=SCALE_ROWS_AUTOTUNED):
     out = torch.empty_like(x)
     dummy = [1, 1]  # the pre_hook of the chosen config sets the real block shapes
     x_desc, out_desc = TensorDescriptor.from_tensor(x, dummy), TensorDescriptor.from_tensor(out, dummy)
     grid = lambda meta: (triton.cdiv(x.shape[0], meta["BLOCK_M"]),)  # noqa: E731
-    (kernel or wrap_triton(scale_rows_desc_autotuned))[grid](x_desc, out_desc, x.shape[0], 3.0, BLOCK_N=BLOCK_N)
+    kernel[grid](x_desc, out_desc, x.shape[0], 3.0, BLOCK_N=BLOCK_N)
     return out
 
 
