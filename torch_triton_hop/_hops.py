@@ -31,7 +31,7 @@ import triton
 from . import _compat
 from ._analysis import identify_accessed_tensors
 from ._compat import DispatchKey
-from ._side_table import TensorDescriptorSpec, base_kernel, kernel_layers, kernel_side_table
+from ._side_table import TensorDescriptorSpec, base_kernel, kernel_key_name, kernel_layers, kernel_side_table
 from .errors import raise_unsupported
 
 log = logging.getLogger(__name__)
@@ -298,7 +298,7 @@ def _trace(mode: Any, hop: Any, node_kwargs: dict[str, Any]) -> Any:
     with _compat.disable_proxy_modes_tracing():
         out = hop(**node_kwargs)
     proxy_kwargs = pytree.tree_map(mode.tracer.unwrap_proxy, node_kwargs)
-    name = node_kwargs["kernel"].partition(":")[2].rpartition("@")[0].rpartition(".")[2] or hop.__name__
+    name = kernel_key_name(node_kwargs["kernel"]).rpartition(".")[2] or hop.__name__
     proxy = mode.tracer.create_proxy("call_function", hop, (), proxy_kwargs, name=name)
     return _compat.track_tensor_tree(out, proxy, constant=None, tracer=mode.tracer)
 
@@ -416,7 +416,7 @@ def _share_memory_exactly(ctx: Any, kwargs: dict[str, Any], unwrapped: dict[str,
         tensors = [kwargs[n] for n in names]
         if len({t.dtype for t in tensors}) > 1:
             raise_unsupported(
-                f"kernel {kernel.partition(':')[2].rpartition('@')[0]!r}: arguments {names} share memory with "
+                f"kernel {kernel_key_name(kernel)!r}: arguments {names} share memory with "
                 f"different dtypes ({', '.join(str(t.dtype) for t in tensors)}) and the kernel writes one of them",
                 why="Functionalization can copy shared memory only as one dtype",
                 fix="Pass one of them and reinterpret it inside the kernel, or pass separate tensors",

@@ -39,7 +39,7 @@ from ._hops import (
     triton_kernel_wrapper_functional,
     triton_kernel_wrapper_mutation,
 )
-from ._side_table import TensorDescriptorSpec, base_kernel, kernel_side_table
+from ._side_table import TensorDescriptorSpec, base_kernel, kernel_key_name, kernel_side_table
 from .errors import UnsupportedTritonKernelError, raise_unsupported
 
 log = logging.getLogger(__name__)
@@ -245,10 +245,6 @@ def _node_kwargs_vals() -> dict[str, Any]:
             for name, value in node.kwargs["kwargs"].items()}
 
 
-def _kernel_name(kernel: str) -> str:
-    return kernel.partition(":")[2].rpartition("@")[0] or kernel
-
-
 def _lower_functional(*, kernel, constant_args, configs, grids, kwargs, tensors_to_clone, shared_memory=None):
     ir = _compat_inductor.inductor_ir()
     as_strided = _compat_inductor.inductor_lowering(torch.ops.aten.as_strided.default)
@@ -259,7 +255,8 @@ def _lower_functional(*, kernel, constant_args, configs, grids, kwargs, tensors_
     grouped: set[str] = set()
     for names in parse_shared_memory(shared_memory):
         lo, hi = storage_span([vals[n] for n in names])
-        span = as_strided(kwargs[names[0]], [_compat_inductor.sympy_value(hi - lo)], [1], _compat_inductor.sympy_value(lo))
+        span = as_strided(kwargs[names[0]], [_compat_inductor.sympy_value(hi - lo)], [1],
+                          _compat_inductor.sympy_value(lo))
         copy = _compat_inductor.inductor_require_exact_strides(ir.ExternKernel.copy_input(span), [1])
         for name in names:
             v = vals[name]
@@ -298,7 +295,7 @@ def _lower_launch(kernel, constant_args, configs, grids, kwargs, vals):
         kwargs[name] = fixed
     devices = {vals[n].device for n, v in kwargs.items() if _compat_inductor.is_inductor_tensor(v)}
     if not devices:
-        raise_unsupported(f"kernel {_kernel_name(kernel)!r} was launched without tensor arguments",
+        raise_unsupported(f"kernel {kernel_key_name(kernel)!r} was launched without tensor arguments",
                           fix="Pass at least one tensor")
     device = max(devices, key=lambda d: d.type != "cpu")  # a CPU scalar tensor beside GPU ones
     triton_kernel = kernel_side_table.get_kernel(kernel)
@@ -326,7 +323,7 @@ def _lower_to_user_defined_triton_kernel(key, triton_kernel, constant_args, conf
             kernel_args[name] = value
         elif value.padding != "zero" or value.round_f32_to_tf32:
             raise_unsupported(
-                f"kernel {_kernel_name(key)!r}: TensorDescriptor argument {name!r} with padding="
+                f"kernel {kernel_key_name(key)!r}: TensorDescriptor argument {name!r} with padding="
                 f"{value.padding!r}, round_f32_to_tf32={value.round_f32_to_tf32} under inductor",
                 why="inductor's generated launch builds descriptors from the tensor and block shape only",
                 fix="Use the defaults (padding='zero'), or compile with backend='aot_eager'",
@@ -341,8 +338,8 @@ def _lower_to_user_defined_triton_kernel(key, triton_kernel, constant_args, conf
     config_count = len(getattr(launcher, "configs", [None]))
     if len(grid_list) != config_count:
         grid_list = grid_list[:1] * config_count
-    _compat_inductor.user_defined_triton_kernel(launcher, grid_list, kernel_args, accessed.reads, accessed.writes,
-                                       descriptors)
+    _compat_inductor.user_defined_triton_kernel(launcher, grid_list, kernel_args, accessed.reads,
+                                                accessed.writes, descriptors)
 
 
 # Why a launch goes through the package's Python launch path instead of inductor's own.
@@ -384,14 +381,15 @@ def _make_python_launch_class() -> Any:
         def codegen(self, wrapper: Any) -> None:
             if _compat_inductor.inductor_uses_cpp_wrapper():
                 raise UnsupportedTritonKernelError(
-                    f"wrap_triton: kernel {_kernel_name(self.launch_node['kernel'])!r} {self.reason}, and "
+                    f"wrap_triton: kernel {kernel_key_name(self.launch_node['kernel'])!r} {self.reason}, and "
                     "AOTInductor / cpp_wrapper code cannot call a Python kernel. "
                     + ("Compile it on a GPU machine (TRITON_INTERPRET unset), or use torch.export without "
                        "AOTInductor." if self.reason == _INTERPRETED else
                        "Give the descriptors one block shape for every config (no pre_hook), or use "
                        "torch.export without AOTInductor.")
                 )
-            _compat_inductor.inductor_add_header_import(wrapper, "from torch_triton_hop._hops import launch as _tth_launch")
+            _compat_inductor.inductor_add_header_import(
+                wrapper, "from torch_triton_hop._hops import launch as _tth_launch")
             refs = {n: t.codegen_reference() for n, t in zip(self.tensor_names, self.inputs)}
             items = [f"{n!r}: {refs[n]}" if n in refs else f"{n!r}: {wrapper.val_to_arg_str(self.scalars[n])}"
                      for n in [*self.tensor_names, *self.scalars]]

@@ -36,7 +36,7 @@ from typing import Any
 from . import _compat
 from .errors import KernelResolutionError
 
-__all__ = ["KernelSideTable", "kernel_side_table", "compute_kernel_key", "allow_kernel_modules",
+__all__ = ["KernelSideTable", "kernel_side_table", "compute_kernel_key", "kernel_key_name", "allow_kernel_modules",
            "kernel_module_allowed", "TensorDescriptorSpec"]
 
 # Objects that wrap a triton kernel (our TritonKernelWrapper) expose it under this name,
@@ -71,8 +71,14 @@ def allow_kernel_modules(*names: str) -> None:
 
 
 def kernel_module_allowed(module_name: str) -> bool:
-    names = _ALLOWED_MODULES | {n.strip() for n in os.environ.get(_ALLOWED_MODULES_VARIABLE, "").split(",") if n.strip()}
+    from_variable = os.environ.get(_ALLOWED_MODULES_VARIABLE, "").split(",")
+    names = _ALLOWED_MODULES | {n.strip() for n in from_variable if n.strip()}
     return any(module_name == n or (n.endswith(".*") and module_name.startswith(n[:-1])) for n in names)
+
+
+def kernel_key_name(key: str) -> str:
+    """The kernel's qualified name in a stable key ("pkg.kernels:add_kernel@3f2a..." -> "add_kernel")."""
+    return key.partition(":")[2].rpartition("@")[0] or key
 
 
 def unwrap_user_object(obj: Any) -> Any:
