@@ -203,3 +203,48 @@ def run_and_get_code(fn: Any, *args: Any) -> tuple[Any, list[str]]:
 def sympy_value(value: Any) -> Any:
     """An int or SymInt as inductor takes sizes: int, or the SymInt's sympy expression."""
     return value.node.expr if isinstance(value, torch.SymInt) else value
+
+
+def add_to_graph_cache_keys(name: str, targets: tuple[Any, ...], value: Any) -> None:
+    """Add `value()` to inductor's FX-graph cache key and AOTAutograd's cache key of every
+    graph that calls one of `targets` (in any of its subgraphs), as the details' `name`.
+
+    torch 2.11-2.13: both keys hash a pickled FxGraphHashDetails (codecache.py), whose
+    every attribute is part of the key; AOTAutograd's AOTAutogradCacheDetails
+    (autograd_cache.py) subclasses it and runs its __init__ on Dynamo's graph, inductor runs
+    it on each graph AOTAutograd hands over (forward, backward, inference). Neither offers
+    a HOP or a lowering a way to add to the key (torch's own user-kernel HOPs are special-
+    cased in that __init__), and the user's config (cache_key_tag, custom passes) must stay
+    the user's; so __init__ is wrapped, once, when codecache is imported. Graphs without
+    our launches keep their keys. See [Note: Compiled artifacts carry the package's digest].
+    """
+    from ._compat import when_imported
+
+    def install() -> None:
+        from torch._inductor.codecache import FxGraphHashDetails
+
+        init = FxGraphHashDetails.__init__
+        extra = getattr(init, "_torch_triton_hop_keys", None)
+        if extra is None:
+            extra = {}
+
+            def __init__(self: Any, gm: Any, *args: Any, **kwargs: Any) -> None:
+                init(self, gm, *args, **kwargs)
+                for key, (key_targets, key_value) in extra.items():
+                    if _calls_any(gm, key_targets):
+                        setattr(self, key, key_value())
+
+            __init__.__wrapped__ = init  # type: ignore[attr-defined]
+            __init__._torch_triton_hop_keys = extra  # type: ignore[attr-defined]
+            FxGraphHashDetails.__init__ = __init__
+        extra[name] = (targets, value)
+
+    when_imported("torch._inductor.codecache", install)
+
+
+def _calls_any(gm: Any, targets: tuple[Any, ...]) -> bool:
+    if not isinstance(gm, torch.fx.GraphModule):
+        return False
+    return any(isinstance(module, torch.fx.GraphModule)
+               and any(module.graph.find_nodes(op="call_function", target=target) for target in targets)
+               for module in gm.modules())

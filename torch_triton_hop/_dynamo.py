@@ -19,9 +19,10 @@ from typing import Any, Callable, NoReturn
 
 import torch
 
-from . import _compat
+from . import _compat, _compat_inductor
 from ._hopifier import TritonHOPifier
-from ._hops import triton_kernel_wrapper_mutation
+from ._hops import triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
+from ._package_digest import package_digest
 from ._side_table import TensorDescriptorSpec, kernel_side_table
 from .errors import UnsupportedTritonKernelError, raise_unsupported
 
@@ -231,3 +232,8 @@ def _register_with_dynamo() -> None:
 
 
 _compat.when_imported("torch._dynamo.variables.higher_order_ops", _register_with_dynamo)
+
+# torch.compile's caches key graphs that hold our launches on this package's source too.
+# See [Note: Compiled artifacts carry the package's digest].
+_compat_inductor.add_to_graph_cache_keys(
+    "torch_triton_hop_source", (triton_kernel_wrapper_mutation, triton_kernel_wrapper_functional), package_digest)
