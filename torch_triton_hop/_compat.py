@@ -41,6 +41,7 @@ __all__ = [
     "JITFunction",
     "ProxyTorchDispatchMode",
     "disable_proxy_modes_tracing",
+    "guard_or_false",
     "guard_scalar",
     "track_tensor_tree",
 ]
@@ -95,6 +96,19 @@ def guard_scalar(value: Any) -> Any:
     from torch.fx.experimental.symbolic_shapes import guard_scalar as guard
 
     return guard(value)
+
+
+def guard_or_false(condition: Any) -> bool:
+    """A SymBool as a bool, guarding on it; False where that needs data (unbacked symbols).
+
+    torch 2.11-2.13: torch.fx.experimental.symbolic_shapes.guard_or_false. A condition the
+    symbols' ranges already decide adds no guard. Imported when first needed (sympy).
+    """
+    if isinstance(condition, bool):
+        return condition
+    from torch.fx.experimental.symbolic_shapes import guard_or_false as guard
+
+    return guard(condition)
 
 
 def functorch_interpreter_active() -> bool:
@@ -193,6 +207,28 @@ def autotuning_unavailable(kernel: Any) -> bool:
     while not is_base_kernel(kernel):
         kernel = kernel.fn
     return isinstance(kernel, InterpretedFunction)
+
+
+def is_interpreted_kernel(kernel: Any) -> bool:
+    """A base kernel that runs on the Triton interpreter (TRITON_INTERPRET=1), on host copies
+    of its tensors, whatever their devices."""
+    return isinstance(kernel, InterpretedFunction)
+
+
+# Launch limits of the devices triton compiles for. CUDA: maxGridSize of every NVIDIA GPU
+# since compute capability 3.0; a larger size fails in cuLaunchKernelEx ("invalid argument").
+# triton 3.6-3.9: the CUDA and HIP launchers (backends/*/driver.c `_launch`) multiply the three
+# sizes in a C int and skip the launch unless the product is positive (CUDA) or when it is 0
+# (HIP), so 2**31 programs or more may launch nothing, silently.
+CUDA_MAX_GRID = (2**31 - 1, 65535, 65535)
+LAUNCHER_MAX_PROGRAMS = 2**31 - 1
+
+
+def max_grid(device: Any) -> tuple[int, int, int] | None:
+    """The largest grid a launch on `device` may have, per dimension (None: no known limit)."""
+    if device.type == "cuda" and torch.version.hip is None:
+        return CUDA_MAX_GRID
+    return None
 
 
 def is_base_kernel(obj: Any) -> bool:

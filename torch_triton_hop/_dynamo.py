@@ -124,6 +124,9 @@ class DynamoTritonHOPifier(TritonHOPifier):
             items.append(item)
         return tuple(items)
 
+    def grid_value(self, size: Any) -> Any:
+        return size.sym_num if isinstance(size, _compat.dynamo_variables().SymNodeVariable) else size
+
     def specialize_symbolic(self, value: Any) -> Any:
         vt = _compat.dynamo_variables()
         if isinstance(value, vt.SymNodeVariable):

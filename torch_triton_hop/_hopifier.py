@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections.abc
 import inspect
 import json
+import math
 from typing import Any, Callable, NoReturn
 
 import torch
@@ -55,6 +56,10 @@ class TritonHOPifier:
 
     def check_grid(self, grid: Any) -> tuple[Any, ...]:
         raise NotImplementedError
+
+    def grid_value(self, size: Any) -> Any:
+        """A grid size that check_grid returned as an int or a SymInt."""
+        return size
 
     def specialize_symbolic(self, value: Any) -> Any:
         raise NotImplementedError
@@ -151,7 +156,8 @@ class TritonHOPifier:
         combined = {**positional, **call_kwargs}
         configs = self._configs(autotuner, inner_heuristics, positional, call_kwargs, param_names, base,
                                 descriptors)
-        grids = [self._grid(grid, {**combined, **(c["kwargs"] if c else {})}) for c in (configs or [None])]
+        grids = [self._grid(grid, {**combined, **(c["kwargs"] if c else {})}, kernel_name)
+                 for c in (configs or [None])]
 
         for name in LAUNCH_OPTION_NAMES:
             if name in combined and name not in param_names:
@@ -183,6 +189,7 @@ class TritonHOPifier:
                     "constant that a saved program cannot rebuild",
                     fix=f"Pass a torch.Tensor, e.g. torch.as_tensor({name}, device=...)",
                 )
+        self._check_launch(base, kernel_name, graphable, grids)
         return self.call_HOP(
             kernel=kernel_side_table.add_kernel(kernel),
             constant_args=kernel_side_table.add_constants(constants),
@@ -327,13 +334,60 @@ class TritonHOPifier:
                 configs = [configs[i] for i in order[:top_k]]
         return configs
 
-    def _grid(self, grid: Any, meta: dict[str, Any]) -> tuple[Any, ...]:
+    def _grid(self, grid: Any, meta: dict[str, Any], kernel_name: str) -> tuple[Any, ...]:
         if self.is_callable(grid):
             grid = self.call_grid(grid, meta)
         grid = self.check_grid(grid)
         if not 1 <= len(grid) <= 3:
             self.raise_unsupported(f"a grid of rank {len(grid)}", grid, fix="Use 1 to 3 dimensions")
+        sizes = tuple(self.grid_value(size) for size in grid)
+        if any(_compat.guard_or_false(size < 0) for size in sizes):  # See [Note: Launch checks]
+            self.raise_unsupported(**negative_grid_error(kernel_name, sizes))
         return tuple(grid) + (1,) * (3 - len(grid))
+
+    def _check_launch(self, base: Any, kernel_name: str, arguments: dict[str, Any], grids: list) -> None:
+        """Refuse what a launch would silently get wrong. See [Note: Launch checks]."""
+        values = {name: self.constant_value(value) for name, value in arguments.items()}
+        devices = list(dict.fromkeys(v.device for v in values.values() if isinstance(v, torch.Tensor)))
+        interpreted = _compat.is_interpreted_kernel(base)
+        if len(devices) > 1 and not interpreted:
+            self.raise_unsupported(
+                f"the tensor arguments of kernel {kernel_name!r} are on several devices",
+                {name: str(v.device) for name, v in values.items() if isinstance(v, torch.Tensor)},
+                why="A kernel runs on one device and reads every pointer as that device's memory",
+                fix="Move them to one device first, e.g. t.to(device)",
+            )
+        for param in _compat.kernel_params(base):
+            value = values.get(param.name)
+            if param.is_constexpr or type(value) not in (int, float):
+                continue
+            if type(value) is int and not -2**63 <= value < 2**64:
+                self.raise_unsupported(
+                    f"argument {param.name!r} of kernel {kernel_name!r} is an int outside the 64-bit range", value,
+                    why="Triton passes an int scalar as int32, int64 or uint64",
+                    fix="Pass a value in [-2**63, 2**64), or the number as a tensor",
+                )
+            if type(value) is float and math.isfinite(value) and abs(value) > _FLOAT32_MAX:
+                self.raise_unsupported(
+                    f"argument {param.name!r} of kernel {kernel_name!r} is a float beyond float32's range", value,
+                    why="Triton passes a float scalar as float32, where it would become infinity",
+                    fix="Pass float('inf') if that is meant, or the number as a float64 tensor",
+                )
+        limits = None if interpreted or not devices else _compat.max_grid(devices[0])
+        for grid in grids:
+            sizes = [self.grid_value(size) for size in grid]
+            if not all(type(size) is int for size in sizes):
+                continue  # symbolic: a guard on a size's upper bound would cost every dynamic launch
+            too_large = limits is not None and any(size > limit for size, limit in zip(sizes, limits))
+            if too_large or (not interpreted and math.prod(sizes) > _compat.LAUNCHER_MAX_PROGRAMS):
+                self.raise_unsupported(
+                    f"the grid of kernel {kernel_name!r} is larger than a launch"
+                    + (f" on {devices[0]}" if devices else "") + " allows", tuple(sizes),
+                    why=(f"{devices[0]} runs at most {limits} programs per dimension; " if too_large else "")
+                    + f"Triton's launcher counts the programs in a 32-bit int (at most "
+                    f"{_compat.LAUNCHER_MAX_PROGRAMS}). Beyond that the launch fails or runs nothing",
+                    fix="Give each program more work (a larger BLOCK), or launch in several parts",
+                )
 
     def _configs_json(self, configs: list[dict[str, Any]]) -> str:
         try:
@@ -343,6 +397,36 @@ class TritonHOPifier:
                 "autotune config values must be None, bool, int, float or str", configs,
                 fix="Pass other values as kernel arguments",
             )
+
+
+# [Note: Launch checks]
+# TL;DR: inputs a launch would silently get wrong are refused when the launch is captured
+# (make_fx, export, Dynamo) and, for a negative size in a tuple grid, eagerly too:
+#  - a negative grid size: triton launches no program and raises nothing (interpreter:
+#    range(-1) is empty; CUDA launcher: `if (gridX * gridY * gridZ > 0)`). A symbolic size is
+#    guarded non-negative, which the symbols' ranges usually decide without a guard. 0 is valid.
+#  - a grid beyond the device's limits (CUDA: 2**31-1 x 65535 x 65535) or with 2**31 programs
+#    or more (the launcher's int product overflows): the launch fails or runs nothing.
+#    Concrete grids only; not under the interpreter, which has no such limits.
+#  - an int argument outside [-2**63, 2**64) (triton raises only at launch) and a finite
+#    float beyond float32's range (triton passes it as float32: infinity, silently).
+#  - tensor arguments on several devices, outside the interpreter: the kernel would read
+#    every pointer as memory of the device it runs on.
+# Context: issue 15, part 3. The eager fast path checks only `min(grid) < 0` of a tuple grid
+# (tens of nanoseconds); a callable grid is evaluated by triton there, and checked when the
+# launch goes through the HOP. tests/test_launch_checks.py lists each case.
+
+_FLOAT32_MAX = 3.4028234663852886e38
+
+
+def negative_grid_error(kernel_name: str, grid: Any) -> dict[str, Any]:
+    """raise_unsupported's arguments for a grid with a negative size."""
+    return dict(
+        what=f"the grid of kernel {kernel_name!r} has a negative size", got=tuple(grid),
+        why="Triton launches no program for it and raises nothing, so whatever the kernel should write "
+        "keeps its old contents",
+        fix="Check the grid computation (a size of 0 is valid and runs no program)",
+    )
 
 
 # [Note: Config pre_hooks that set descriptor block shapes]

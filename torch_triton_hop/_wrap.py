@@ -12,7 +12,7 @@ from torch.compiler import is_dynamo_compiling
 
 from . import _compat
 from ._dynamo import dynamo_entry
-from ._hopifier import tracing_hopifier
+from ._hopifier import negative_grid_error, tracing_hopifier
 from .errors import raise_unsupported
 
 __all__ = ["wrap_triton", "TritonKernelWrapper"]
@@ -82,6 +82,8 @@ class TritonKernelWrapper:
         if is_dynamo_compiling():
             return dynamo_entry(self, grid, *args, **kwargs)
         if not warmup and self.launch_directly and _launch_directly(args, kwargs):
+            if type(grid) is tuple and grid and min(grid) < 0:  # See [Note: Launch checks]
+                _refuse_negative_grid(self.kernel, grid)
             return self.kernel.run(*args, grid=grid, warmup=warmup, **kwargs)
         return tracing_hopifier.call_run(self, args, {"grid": grid, "warmup": warmup, **kwargs})
 
@@ -98,6 +100,12 @@ class TritonKernelWrapper:
         return f"wrap_triton({self.kernel!r})"
 
 
+def _refuse_negative_grid(kernel: Any, grid: tuple) -> None:
+    from ._side_table import base_kernel
+
+    raise_unsupported(**negative_grid_error(_compat.python_function(base_kernel(kernel)).__name__, grid))
+
+
 class _GriddedKernel:
     __slots__ = ("wrapper", "grid")
 
@@ -107,7 +115,10 @@ class _GriddedKernel:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.wrapper.launch_directly and _launch_directly(args, kwargs):
-            return self.wrapper.kernel[self.grid](*args, **kwargs)
+            grid = self.grid
+            if type(grid) is tuple and grid and min(grid) < 0:  # See [Note: Launch checks]
+                _refuse_negative_grid(self.wrapper.kernel, grid)
+            return self.wrapper.kernel[grid](*args, **kwargs)
         return tracing_hopifier.call_triton_kernel(self.wrapper, self.grid, args, kwargs)
 
 
