@@ -557,3 +557,96 @@ def generate_ttir_text(kernel: Any, args: dict[str, Any]) -> tuple[str, set[int]
 def is_host_tensor_descriptor(value: Any) -> bool:
     # triton >= 3.4: triton.tools.tensor_descriptor.TensorDescriptor (host-side TMA).
     return type(value).__name__ == "TensorDescriptor" and type(value).__module__.startswith("triton.tools")
+
+
+# --- triton: the eager fast launch (see _fast_launch.py) --------------------------------
+# triton 3.6-3.9: `triton.runtime.driver` is a DriverConfig whose `_active` is the driver in
+# use (set lazily by `.active`); triton.knobs.HookChain holds the launch hooks (never None
+# by default, called from the C launcher when not None).
+from triton import knobs as triton_knobs  # noqa: E402
+from triton.runtime.driver import driver as triton_driver_config  # noqa: E402
+
+HookChain = getattr(triton_knobs, "HookChain", type("HookChain", (), {}))
+
+# The names JITFunction.run / Autotuner.run / Heuristics.run read in triton 3.6-3.9
+# (their code objects' co_names, union over those releases). A release whose run reads
+# anything else may specialize on it: the fast launch then stays off for that layer.
+_JIT_RUN_NAMES = frozenset({
+    "get", "debug", "knobs", "runtime", "compilation", "instrumentation_mode", "driver", "active",
+    "get_current_device", "get_current_stream", "pre_run_hooks", "device_caches", "compute_cache_key",
+    "_pack_args", "_do_compile", "object", "used_global_vals", "items", "RuntimeError", "callable", "len",
+    "hasattr", "result", "launch_metadata", "values", "run", "function", "packed_metadata",
+    "launch_enter_hook", "launch_exit_hook",
+    "add_stages_inspection_hook", "append",  # triton >= 3.7: a custom pipeline joins the key
+    "fpsan_homomorphic_casts",  # triton 3.9: a launch option read from the environment per call
+})
+_AUTOTUNER_RUN_NAMES = frozenset({
+    "__name__", "all_kwargs", "append", "arg_names", "autotuning", "base_fn", "bench_time", "best_config",
+    "cache", "cache_results", "check_disk_cache", "configs", "dict", "dtype", "fn", "hasattr", "items", "keys",
+    "knobs", "len", "nargs", "pre_hook", "print", "prune_configs", "run", "str", "tuple", "zip",
+    "JITFunction", "configs_timings", "getattr", "isinstance", "listener",  # triton >= 3.8
+})
+_HEURISTICS_RUN_NAMES = frozenset({"arg_names", "dict", "fn", "items", "run", "values", "zip"})
+
+
+def _run_names(cls: Any) -> frozenset[str]:
+    code = getattr(getattr(cls, "run", None), "__code__", None)
+    return frozenset(code.co_names) if code is not None else frozenset()
+
+
+FAST_LAUNCH_JIT = bool(_run_names(JITFunction)) and _run_names(JITFunction) <= _JIT_RUN_NAMES
+FAST_LAUNCH_AUTOTUNER = bool(_run_names(Autotuner)) and _run_names(Autotuner) <= _AUTOTUNER_RUN_NAMES
+FAST_LAUNCH_HEURISTICS = bool(_run_names(Heuristics)) and _run_names(Heuristics) <= _HEURISTICS_RUN_NAMES
+# triton >= 3.7 adds ("custom_pipeline", hash) to the key while this hook is set.
+RUN_READS_STAGES_HOOK = "add_stages_inspection_hook" in _run_names(JITFunction)
+
+
+def jit_run_option_knobs() -> list[tuple[str, Any, str]]:
+    """(option, knob namespace, attribute) for each knob JITFunction.run copies into the
+    launch options (and so into its cache key) besides `debug`: instrumentation_mode
+    (triton 3.6-3.9), fpsan_homomorphic_casts (triton 3.9)."""
+    names = _run_names(JITFunction)
+    return [(name, triton_knobs.compilation, name) for name in ("instrumentation_mode", "fpsan_homomorphic_casts")
+            if name in names and hasattr(triton_knobs.compilation, name)]
+
+
+def jit_param_specialization(param: Any) -> tuple[bool, bool, bool, str]:
+    """(is_constexpr, specialize, align, annotation_type) of a JITFunction parameter, as
+    create_function_from_signature reads them (triton 3.6-3.9)."""
+    return (bool(param.is_constexpr), not param.do_not_specialize, not param.do_not_specialize_on_alignment,
+            getattr(param, "annotation_type", "") or "")
+
+
+def launch_device_functions(active_driver: Any) -> tuple[Any, Any]:
+    """(get_current_device, get_current_stream) of a triton driver, as JITFunction.run calls them.
+
+    triton 3.6-3.9 with torch loaded: torch.cuda.current_device (a lazy-init check, then
+    torch._C._cuda_getDevice) and torch._C._cuda_getCurrentRawStream (the current stream,
+    also while a CUDA graph captures). Once CUDA is initialised the device query is the C
+    call alone.
+    """
+    get_device = active_driver.get_current_device
+    if get_device is torch.cuda.current_device and torch.cuda.is_initialized():
+        get_device = torch._C._cuda_getDevice
+    return get_device, active_driver.get_current_stream
+
+
+def compiled_kernel_launch_parts(kernel: Any) -> tuple[Any, Any, Any] | None:
+    """(launcher, function handle, packed metadata) of a CompiledKernel that has launched,
+    or None for anything else (a compile future under triton's async mode, a skipped
+    compile). triton 3.6-3.9: JITFunction.run launches `kernel.run(grid_0, grid_1, grid_2,
+    stream, kernel.function, kernel.packed_metadata, launch_metadata, enter_hook,
+    exit_hook, *args)`; the hooks may be None."""
+    if kernel is None or hasattr(kernel, "result") or getattr(kernel, "function", None) is None:
+        return None
+    packed = getattr(kernel, "packed_metadata", None)
+    launcher = getattr(kernel, "run", None)
+    if launcher is None or packed is None:
+        return None
+    return launcher, kernel.function, packed
+
+
+def is_cuda_target(target: Any) -> bool:
+    """The CUDA backend specializes on exactly dtype, 16-byte alignment, divisibility and 1;
+    HIP adds a tensor-size class (buffer ops), which the fast launch does not model."""
+    return getattr(target, "backend", None) == "cuda"

@@ -12,6 +12,7 @@ from torch.compiler import is_dynamo_compiling
 
 from . import _compat
 from ._dynamo import dynamo_entry
+from ._fast_launch import NOT_FAST, fast_launcher
 from ._hopifier import negative_grid_error, tracing_hopifier
 from .errors import raise_unsupported
 
@@ -68,6 +69,7 @@ class TritonKernelWrapper:
         self.interpreter_config = interpreter_config
         # Under the interpreter triton cannot autotune; our launch path runs the first config.
         self.launch_directly = is_dynamo_compiling() or not _interpreted_autotuner(kernel)
+        self.fast_launch: Any = None  # built at the first eager launch; False: none. See [Note: Fast launch]
 
     @property
     def __wrapped_triton_kernel__(self) -> Any:
@@ -81,6 +83,10 @@ class TritonKernelWrapper:
     def run(self, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any) -> Any:
         if is_dynamo_compiling():
             return dynamo_entry(self, grid, *args, **kwargs)
+        if not warmup and self.launch_directly:
+            result = _try_fast_launch(self, grid, args, kwargs)
+            if result is not NOT_FAST:
+                return result
         if not warmup and self.launch_directly and _launch_directly(args, kwargs):
             if type(grid) is tuple and grid and min(grid) < 0:  # See [Note: Launch checks]
                 _refuse_negative_grid(self.kernel, grid)
@@ -92,7 +98,8 @@ class TritonKernelWrapper:
 
     def __getattr__(self, name: str) -> Any:
         # arg_names, fn, configs, ...: behave like the kernel for code that inspects it.
-        if name.startswith("__") or name in ("kernel", "writes", "interpreter_config", "launch_directly"):
+        if name.startswith("__") or name in (
+                "kernel", "writes", "interpreter_config", "launch_directly", "fast_launch"):
             raise AttributeError(name)
         return getattr(self.kernel, name)
 
@@ -106,6 +113,18 @@ def _refuse_negative_grid(kernel: Any, grid: tuple) -> None:
     raise_unsupported(**negative_grid_error(_compat.python_function(base_kernel(kernel)).__name__, grid))
 
 
+def _try_fast_launch(wrapper: TritonKernelWrapper, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+    """The launch through the fast path, or NOT_FAST (a mode, a subclass, anything it does not
+    model). The caller has checked wrapper.launch_directly. See [Note: Fast launch]."""
+    fast = wrapper.fast_launch
+    if fast is None:
+        fast = wrapper.fast_launch = fast_launcher(wrapper.kernel) or False
+    if not fast or (_compat.dispatch_mode_stack_depth() or _compat.torch_function_mode_enabled()
+                    or _compat.functorch_interpreter_active()):
+        return NOT_FAST
+    return fast(grid, args, kwargs)
+
+
 class _GriddedKernel:
     __slots__ = ("wrapper", "grid")
 
@@ -114,6 +133,17 @@ class _GriddedKernel:
         self.grid = grid
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        wrapper = self.wrapper
+        if wrapper.launch_directly:
+            # _try_fast_launch inlined: this is the hot path. See [Note: Fast launch].
+            fast = wrapper.fast_launch
+            if fast is None:
+                fast = wrapper.fast_launch = fast_launcher(wrapper.kernel) or False
+            if fast and not (_compat.dispatch_mode_stack_depth() or _compat.torch_function_mode_enabled()
+                             or _compat.functorch_interpreter_active()):
+                result = fast(self.grid, args, kwargs)
+                if result is not NOT_FAST:
+                    return result
         if self.wrapper.launch_directly and _launch_directly(args, kwargs):
             grid = self.grid
             if type(grid) is tuple and grid and min(grid) < 0:  # See [Note: Launch checks]

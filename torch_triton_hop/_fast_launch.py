@@ -1,0 +1,413 @@
+"""The eager fast launch: cheap argument facts -> triton's compiled kernel, then its launcher.
+
+# [Note: Fast launch]
+# TL;DR: after the first launch of a specialization, an eager call of a wrapped kernel
+# skips JITFunction.run: one generated function classifies the arguments into a key,
+# finds the CompiledKernel triton chose for that key, and calls its launcher with the
+# arguments in launch order. Triton itself decides every kernel: a key we have not seen
+# runs triton's own run (which compiles or looks up), and we record what it returned.
+#
+# **Exactness.** Our key must never join two calls that triton keeps apart: it refines
+# triton's key (tuple(specialization), str(options)) on the device's kernel cache.
+#   - tensor (plain torch.Tensor / Parameter): its dtype and, where triton specializes
+#     alignment, data_ptr() % 16 == 0. triton: ("*fp32", "D" | "").
+#   - int: 1 (triton makes it a constexpr), i32 / i64 / u64 range, divisible by 16.
+#     do_not_specialize drops 1 and 16; do_not_specialize_on_alignment drops 16.
+#   - bool, float (always "u1" / "fp32"), None: a constant per kind.
+#   - constexpr: the value itself (triton compares ("constexpr", value) the same way).
+#   - launch options (num_warps=...): (name, type, value) in call order; the effective
+#     debug flag and every knob JITFunction.run copies into the options
+#     (_compat.jit_run_option_knobs); the current device.
+# Anything else (a tensor subclass, a tuple, a TensorDescriptor, a numpy scalar, an
+# unknown option type) returns NOT_FAST: the caller takes today's path.
+#
+# **Slow path, always.** Launch hooks (knobs.runtime.launch_enter/exit_hook with a hook in
+# them), JITFunction.pre_run_hooks, triton >= 3.7's add_stages_inspection_hook, another
+# active driver, a non-CUDA target, a triton whose run reads names we do not know
+# (_compat.FAST_LAUNCH_*), an Autotuner config with a pre_hook, an autotuner key that is
+# not yet tuned. A cleared or replaced triton kernel cache is noticed per call (our entry
+# holds triton's key string and checks the cache still maps it to the same kernel).
+#
+# **Launch.** Exactly JITFunction.run's call: launcher(grid_0, grid_1, grid_2, stream,
+# function, packed_metadata, launch_metadata, enter_hook, exit_hook, *all_params), with
+# the hooks and launch_metadata None (the chains are empty: nothing could observe them).
+# The stream is the driver's current stream of the current device (what triton uses;
+# a CUDA graph capture sees its capture stream). Grid callables get the bound arguments.
+#
+# **Layers.** @triton.heuristics values are computed per call exactly as Heuristics.run
+# does; @triton.autotune finds the tuned config (a key not tuned yet runs Autotuner.run,
+# which tunes), sets best_config and passes config.all_kwargs() down.
+#
+# Measured: benchmarks/eager_overhead.py, benchmarks/RESULTS.md (issue 14).
+"""
+
+from __future__ import annotations
+
+import keyword
+from typing import Any, Callable
+
+import torch
+
+from . import _compat
+
+__all__ = ["NOT_FAST", "fast_launcher"]
+
+NOT_FAST = object()  # "take today's path": returned before any side effect
+
+
+class _Unset:
+    pass
+
+
+_UNSET = _Unset()
+_MAX_ENTRIES = 4096
+_PLAIN_TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
+_SIMPLE_OPTION_TYPES = (int, bool, str, type(None), float)
+
+
+def _options_key(options: dict[str, Any]) -> tuple | None:
+    """Launch options as (name, type, value) in call order, or None if one could differ in
+    str() while comparing equal (triton keys on str(options))."""
+    key = []
+    for name, value in options.items():
+        cls = value.__class__
+        if name in ("grid", "warmup") or cls not in _SIMPLE_OPTION_TYPES or cls is float and value != value:
+            return None
+        key.append((name, cls, repr(value) if cls is float else value))
+    return tuple(key)
+
+
+def _check_globals(used_global_vals: dict) -> None:
+    # JITFunction.run's own check, message included (triton 3.6-3.9).
+    not_present = object()
+    for (name, _), (val, globals_dict) in used_global_vals.items():
+        if (new_val := globals_dict.get(name, not_present)) != val:
+            raise RuntimeError(
+                f"Global variable {name} has changed since we compiled this kernel, from {val} to {new_val}")
+
+
+def _int_code_lines(name: str, slot: str, specialize: bool, align: bool, indent: str) -> list[str]:
+    """Classify an int like triton's native specialization: 1, the i32 / i64 / u64 range,
+    divisibility by 16 (codes 1-8)."""
+    divisible = specialize and align
+    ranges = [("-2147483648 <= {n} <= 2147483647", 2), ("-9223372036854775808 <= {n} <= 9223372036854775807", 4),
+              ("0 <= {n} <= 18446744073709551615", 6)]
+    lines = []
+    first = True
+    if specialize:
+        lines.append(f"{indent}if {name} == 1: {slot} = 1")
+        first = False
+    for condition, code in ranges:
+        value = f"{code + 1} if not {name} & 15 else {code}" if divisible else f"{code}"
+        lines.append(f"{indent}{'if' if first else 'elif'} {condition.format(n=name)}: {slot} = {value}")
+        first = False
+    lines.append(f"{indent}else: {slot} = 8")
+    return lines
+
+
+class _JitLauncher:
+    """The fast launch of one JITFunction: a generated binder + classifier + launcher."""
+
+    def __init__(self, jit: Any, launch: Callable[..., Any], namespace: dict[str, Any]) -> None:
+        self.jit = jit
+        self.launch = launch  # launch(grid, *args, **kwargs) -> result | NOT_FAST
+        self.namespace = namespace
+        self.cache: dict[tuple, tuple] = namespace["_f_cache"]
+
+    def setup(self, grid: Any, args: tuple, options: dict[str, Any]) -> Any:
+        """First launch (or another active driver): triton's run, then read its driver."""
+        result = self.jit.run(*args, grid=grid, warmup=False, **options)
+        active = _compat.triton_driver_config._active
+        if active is not None:
+            get_device, get_stream = _compat.launch_device_functions(active)
+            self.namespace.update(_f_get_device=get_device, _f_get_stream=get_stream, _f_active=active)
+        return result
+
+    def miss(self, key: tuple, grid: Any, args: tuple, options: dict[str, Any]) -> Any:
+        """A key not seen yet: triton's run decides (compiles or looks up); record its kernel."""
+        result = self.jit.run(*args, grid=grid, warmup=False, **options)
+        self.record(key, result)
+        return result
+
+    def record(self, key: tuple, kernel: Any) -> None:
+        parts = _compat.compiled_kernel_launch_parts(kernel)
+        caches = self.jit.device_caches.get(key[0])
+        if parts is None or caches is None or not _compat.is_cuda_target(caches[2]) or len(self.cache) >= _MAX_ENTRIES:
+            return
+        kernel_cache = caches[0]
+        triton_key = next((k for k, v in list(kernel_cache.items()) if v is kernel), None)
+        if triton_key is not None:
+            self.cache[key] = (kernel, *parts, caches, triton_key)
+
+
+def _generate(jit: Any) -> _JitLauncher | None:
+    import inspect
+
+    signature = inspect.signature(_compat.python_function(jit))
+    params = _compat.kernel_params(jit)
+    option_knobs = _compat.jit_run_option_knobs()
+    reserved = {"debug"} | {name for name, _, _ in option_knobs}
+    names = list(signature.parameters)
+    if len(names) != len(params) or any(
+            p.kind not in (p.POSITIONAL_OR_KEYWORD,) or p.name.startswith("_f_") or p.name in reserved
+            or keyword.iskeyword(p.name) for p in signature.parameters.values()):
+        return None
+
+    ns: dict[str, Any] = {
+        "_f_NOT_FAST": NOT_FAST, "_f_Tensor": torch.Tensor, "_f_Parameter": torch.nn.Parameter,
+        "_f_int": int, "_f_bool": bool, "_f_float": float, "_f_isinstance": isinstance,
+        "_f_callable": callable, "_f_len": len, "_f_tuple": tuple, "_f_TypeError": TypeError,
+        "_f_jit": jit, "_f_kr": _compat.triton_knobs.runtime, "_f_HookChain": _compat.HookChain,
+        "_f_dcfg": _compat.triton_driver_config, "_f_active": _UNSET,
+        "_f_get_device": None, "_f_get_stream": None, "_f_cache": {},
+        "_f_options_key": _options_key, "_f_check_globals": _check_globals,
+    }
+    header = []
+    for name, p in signature.parameters.items():
+        if p.default is inspect.Parameter.empty:
+            header.append(name)
+        else:
+            ns[f"_f_default_{name}"] = p.default
+            header.append(f"{name}=_f_default_{name}")
+    body: list[str] = []
+    add = body.append
+    add("if _f_grid.__class__ is _f_tuple:")
+    add("    _f_n = _f_len(_f_grid)")
+    add("    if not _f_n: return _f_NOT_FAST")
+    add("    _f_g0 = _f_grid[0]; _f_g1 = _f_grid[1] if _f_n > 1 else 1; _f_g2 = _f_grid[2] if _f_n > 2 else 1")
+    # A negative size in a tuple grid is refused eagerly: today's path. See [Note: Launch checks].
+    add("    if _f_g0 < 0 or _f_g1 < 0 or _f_g2 < 0: return _f_NOT_FAST")
+    add("elif _f_grid is None: return _f_NOT_FAST")
+    slots: list[str] = []
+    for i, (name, param) in enumerate(zip(names, params)):
+        is_constexpr, specialize, align, _annotation = _compat.jit_param_specialization(param)
+        if is_constexpr:
+            add(f"if {name}.__class__ is not _f_int and _f_isinstance({name}, _f_Tensor): return _f_NOT_FAST")
+            slots.append(name)
+            continue
+        # Annotated parameters (x: tl.int32, y: tl.float32) are classified like the others:
+        # a finer key than triton's ("i32",) + spec[1:] / ("fp32", None) is still exact.
+        s, a = f"_f_s{i}", f"_f_a{i}"
+        add(f"_f_t = {name}.__class__")
+        add("if _f_t is _f_Tensor or _f_t is _f_Parameter:")
+        add(f"    {s} = {name}.dtype")
+        add(f"    {a} = not {name}.data_ptr() & 15" if specialize and align else f"    {a} = None")
+        add("elif _f_t is _f_int:")
+        add(f"    {a} = None")
+        body.extend(_int_code_lines(name, s, specialize, align, "    "))
+        add(f"elif _f_t is _f_bool: {s} = -1; {a} = None")
+        add(f"elif _f_t is _f_float: {s} = -2; {a} = None")
+        add(f"elif {name} is None: {s} = -3; {a} = None")
+        add("else: return _f_NOT_FAST")
+        slots += [s, a]
+    # What triton's run does before its key: hooks, options, knobs, device.
+    add("if _f_jit.pre_run_hooks: return _f_NOT_FAST")
+    for hook in ("launch_enter_hook", "launch_exit_hook"):
+        add(f"_f_h = _f_kr.{hook}")
+        add("if _f_h is not None and (_f_h.__class__ is not _f_HookChain or _f_h.calls): return _f_NOT_FAST")
+    if _compat.RUN_READS_STAGES_HOOK:
+        add("if _f_kr.add_stages_inspection_hook is not None: return _f_NOT_FAST")
+    add("if _f_options:")
+    add("    _f_ok = _f_options_key(_f_options)")
+    add("    if _f_ok is None: return _f_NOT_FAST")
+    add("    _f_dbg = _f_options.get('debug', _f_jit.debug) or _f_kr.debug")
+    add("else:")
+    add("    _f_ok = None")
+    add("    _f_dbg = _f_jit.debug or _f_kr.debug")
+    add("if _f_dbg.__class__ is not _f_bool: return _f_NOT_FAST")
+    args_tuple = "(" + "".join(f"{n}, " for n in names) + ")"
+    add(f"if _f_dcfg._active is not _f_active: return _f_setup(_f_grid, {args_tuple}, _f_options)")
+    knob_slots = []
+    for i, (_, namespace, attribute) in enumerate(option_knobs):
+        ns[f"_f_knobs{i}"] = namespace
+        knob_slots.append(f"_f_knobs{i}.{attribute}")
+    add("_f_dev = _f_get_device()")
+    add("_f_key = (" + ", ".join(["_f_dev", "_f_dbg", "_f_ok", *knob_slots, *slots]) + ",)")
+    add("try:")
+    add("    _f_e = _f_cache.get(_f_key)")
+    add("except _f_TypeError:")  # an unhashable constexpr: triton raises its own error
+    add("    return _f_NOT_FAST")
+    add(f"if _f_e is None: return _f_miss(_f_key, _f_grid, {args_tuple}, _f_options)")
+    add("_f_kernel, _f_launcher, _f_function, _f_packed, _f_caches, _f_tkey = _f_e")
+    add("if _f_jit.device_caches.get(_f_dev) is not _f_caches or _f_caches[0].get(_f_tkey) is not _f_kernel:")
+    add(f"    return _f_miss(_f_key, _f_grid, {args_tuple}, _f_options)")
+    add("_f_u = _f_jit.used_global_vals")
+    add("if _f_u: _f_check_globals(_f_u)")
+    bound = "{" + ", ".join(f"{n!r}: {n}" for n in names) + "}"
+    add("if _f_grid.__class__ is not _f_tuple:")
+    add(f"    if _f_callable(_f_grid): _f_grid = _f_grid({bound})")
+    add("    _f_n = _f_len(_f_grid)")
+    add("    _f_g0 = _f_grid[0]; _f_g1 = _f_grid[1] if _f_n > 1 else 1; _f_g2 = _f_grid[2] if _f_n > 2 else 1")
+    add("_f_launcher(_f_g0, _f_g1, _f_g2, _f_get_stream(_f_dev), _f_function, _f_packed, None, None, None, "
+        + ", ".join(names) + ")")
+    add("return _f_kernel")
+    source = (f"def _f_launch(_f_grid, {', '.join(header)}{', ' if header else ''}**_f_options):\n"
+              + "".join(f"    {line}\n" for line in body))
+    exec(compile(source, f"<fast launch of {getattr(jit, '__qualname__', 'kernel')}>", "exec"), ns)
+    launcher = _JitLauncher(jit, ns["_f_launch"], ns)
+    ns["_f_setup"] = launcher.setup
+    ns["_f_miss"] = launcher.miss
+    launcher.source = source
+    return launcher
+
+
+def _call(launch: Callable[..., Any], grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+    """launch(grid, *args, **kwargs); NOT_FAST when the arguments do not bind (triton's run
+    then raises its own TypeError)."""
+    try:
+        return launch(grid, *args, **kwargs)
+    except TypeError as error:
+        if error.__traceback__ is not None and error.__traceback__.tb_next is None:
+            return NOT_FAST
+        raise
+
+
+class _JitLayer:
+    """The innermost layer below heuristics / autotuning: kw holds grid and warmup."""
+
+    def __init__(self, jit_launcher: _JitLauncher) -> None:
+        self.jit_launcher = jit_launcher
+
+    def __call__(self, args: tuple, kw: dict[str, Any]) -> Any:
+        grid = kw.pop("grid")
+        kw.pop("warmup")
+        result = _call(self.jit_launcher.launch, grid, args, kw)
+        if result is NOT_FAST:
+            return self.jit_launcher.jit.run(*args, grid=grid, warmup=False, **kw)
+        return result
+
+
+class _HeuristicsLayer:
+    def __init__(self, heuristics: Any, inner: Any) -> None:
+        self.heuristics = heuristics
+        self.inner = inner
+
+    def __call__(self, args: tuple, kw: dict[str, Any]) -> Any:
+        # Heuristics.run, triton 3.6-3.9: each value sees the arguments and every kwarg
+        # (grid and warmup included), earlier values too.
+        h = self.heuristics
+        for name, heuristic in h.values.items():
+            kw[name] = heuristic({**dict(zip(h.arg_names, args)), **kw})
+        return self.inner(args, kw)
+
+
+class _AutotuneLayer:
+    def __init__(self, autotuner: Any, inner: Any) -> None:
+        self.autotuner = autotuner
+        self.inner = inner
+        self.arg_names = list(autotuner.arg_names)
+        self.arg_set = frozenset(self.arg_names)
+        self.tuned: dict[tuple, tuple] = {}  # our tuning key -> (triton's tuning key, config)
+
+    def _keys(self, args: tuple, kw: dict[str, Any]) -> tuple[tuple, list, list] | None:
+        """Our tuning key, and what triton's is made of: Autotuner.run's key values, then
+        str(dtype) of every argument with a dtype (ours keeps the dtype objects: no str() per
+        call). None when an argument is of a kind we do not model."""
+        named = dict(zip(self.arg_names, args))
+        for name, value in kw.items():
+            if name in self.arg_set:
+                named[name] = value
+        values = [named[k] for k in self.autotuner.keys if k in named]
+        for value in values:
+            if isinstance(value, torch.Tensor):
+                return None
+        dtypes = []
+        for value in named.values():
+            cls = value.__class__
+            if cls is torch.Tensor or cls is torch.nn.Parameter:
+                dtypes.append(value.dtype)
+            elif cls not in _SIMPLE_OPTION_TYPES:
+                return None
+        return tuple(values + dtypes), values, dtypes
+
+    def __call__(self, args: tuple, kw: dict[str, Any]) -> Any:
+        at = self.autotuner
+        configs = at.configs
+        if len(configs) > 1:
+            keys = self._keys(args, kw)
+            if keys is None:
+                return at.run(*args, **kw)
+            ours, values, dtypes = keys
+            try:
+                hit = self.tuned.get(ours)
+            except TypeError:
+                return at.run(*args, **kw)
+            if hit is None or at.cache.get(hit[0]) is not hit[1]:
+                triton_key = tuple(values + [str(d) for d in dtypes])
+                config = at.cache.get(triton_key)
+                if config is None:  # not tuned for this key: Autotuner.run tunes and launches
+                    return at.run(*args, **kw)
+                self.tuned[ours] = (triton_key, config)
+            else:
+                config = hit[1]
+        else:
+            config = configs[0]
+        if _compat.config_pre_hook(config) is not None:
+            return at.run(*args, **kw)
+        extra = config.all_kwargs()
+        if not extra.keys().isdisjoint(kw):
+            return at.run(*args, **kw)  # triton raises its own error for the duplicate
+        at.best_config = config
+        return self.inner(args, {**kw, **extra})
+
+
+class FastLauncher:
+    """fast(grid, args, kwargs) -> result, or NOT_FAST for today's path."""
+
+    def __init__(self, top: Any, jit_launcher: _JitLauncher, layered: bool) -> None:
+        self.top = top
+        self.jit_launcher = jit_launcher
+        self.layered = layered
+
+    def __call__(self, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+        if not self.layered:
+            return _call(self.jit_launcher.launch, grid, args, kwargs)
+        # Layers run user code (heuristics) before the innermost classification: decide about
+        # tensor subclasses first, as _launch_directly does.
+        for value in args:
+            if isinstance(value, torch.Tensor) and value.__class__ not in _PLAIN_TENSOR_TYPES:
+                return NOT_FAST
+        for value in kwargs.values():
+            if isinstance(value, torch.Tensor) and value.__class__ not in _PLAIN_TENSOR_TYPES:
+                return NOT_FAST
+        if grid is None or "grid" in kwargs or "warmup" in kwargs or grid.__class__ is tuple and (
+                not grid or min(grid) < 0):  # See [Note: Launch checks]
+            return NOT_FAST
+        return self.top(args, {"grid": grid, "warmup": False, **kwargs})
+
+    def key(self, args: tuple, kwargs: dict[str, Any]) -> tuple | None:
+        """The innermost key these arguments get (tests), or None when not fast."""
+        captured: list[tuple] = []
+        miss = self.jit_launcher.namespace["_f_miss"]
+        self.jit_launcher.namespace["_f_miss"] = lambda key, *rest: captured.append(key)
+        cache = self.jit_launcher.cache
+        self.jit_launcher.namespace["_f_cache"] = {}
+        try:
+            _call(self.jit_launcher.launch, (1,), args, kwargs)
+        finally:
+            self.jit_launcher.namespace["_f_miss"] = miss
+            self.jit_launcher.namespace["_f_cache"] = cache
+        return captured[0] if captured else None
+
+
+def fast_launcher(kernel: Any) -> FastLauncher | None:
+    """The fast launch of a JITFunction, optionally under @triton.heuristics / @triton.autotune;
+    None for anything else (an InterpretedFunction, a triton we do not know). See [Note: Fast launch]."""
+    chain = []
+    while not _compat.is_base_kernel(kernel):
+        if type(kernel) is _compat.Autotuner and _compat.FAST_LAUNCH_AUTOTUNER:
+            chain.append(kernel)
+        elif type(kernel) is _compat.Heuristics and _compat.FAST_LAUNCH_HEURISTICS:
+            chain.append(kernel)
+        else:
+            return None
+        kernel = kernel.fn
+    if type(kernel) is not _compat.JITFunction or not _compat.FAST_LAUNCH_JIT:
+        return None
+    jit_launcher = _generate(kernel)
+    if jit_launcher is None:
+        return None
+    layer: Any = _JitLayer(jit_launcher)
+    for wrapper in reversed(chain):
+        layer = (_AutotuneLayer if type(wrapper) is _compat.Autotuner else _HeuristicsLayer)(wrapper, layer)
+    return FastLauncher(layer, jit_launcher, layered=bool(chain))
