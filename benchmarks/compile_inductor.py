@@ -1,7 +1,7 @@
 """torch.compile (inductor) with wrapped kernels against torch's built-in path, side by side.
 
     python benchmarks/compile_inductor.py                 # everything (GPU)
-    python benchmarks/compile_inductor.py --only percall  # percall | compile | block
+    python benchmarks/compile_inductor.py --only percall  # percall | aliased | compile | cache | block
     python benchmarks/compile_inductor.py --smoke         # tiny sizes; CPU interpreter OK
 
 Paths compared in one process (or, for compile time, one fresh process per measurement):
@@ -90,31 +90,54 @@ def peak_memory(fn, args):
     return (torch.cuda.max_memory_allocated() - base) / 2**20
 
 
-def bench_percall(rounds, calls, n):
-    x, y = torch.randn(n, device=DEVICE), torch.randn(n, device=DEVICE)
+def aliased_model(wrap):
+    # The kernel writes its own input: x_ptr is out_ptr, a graph input (issue 13).
+    def model(x, y):
+        wrap(add_kernel)[(triton.cdiv(x.numel(), 1024),)](x, y, x, x.numel(), BLOCK=1024)
+        return x.sum()
+
+    return model
+
+
+def compare_paths(make_model, args, modes, rounds, calls):
+    """Per-call time and peak memory of make_model(wrap) compiled for every path (and eager)."""
     results = {}
-    modes = ["default", "reduce-overhead"] if DEVICE == "cuda" else ["default"]
     for mode in modes:
         torch._dynamo.reset()
         # Under the interpreter torch's built-in path does not capture kernels: ours only.
         paths = WRAPPERS if DEVICE == "cuda" else {"ours": WRAPPERS["ours"]}
-        fns = {name: torch.compile(small_model(w), mode=mode, fullgraph=True) for name, w in paths.items()}
-        fns["eager"] = small_model(WRAPPERS["raw"])
+        fns = {name: torch.compile(make_model(w), mode=mode, fullgraph=True) for name, w in paths.items()}
+        fns["eager"] = make_model(WRAPPERS["raw"])
         for fn in fns.values():  # compile and warm up (cuda graphs record on the third call)
             for _ in range(5):
-                expected = fn(x, y)
-        torch.testing.assert_close(expected, (x + y).relu())
+                fn(*args)
         times = {name: [] for name in fns}
         for _ in range(rounds):
             for name, fn in fns.items():
-                times[name].append(time_per_call(fn, (x, y), calls))
+                times[name].append(time_per_call(fn, args, calls))
         ratio = {name: statistics.median(a / b for a, b in zip(times["ours"], times[name])) for name in fns}
         results[mode] = {
             "us_per_call": {name: statistics.median(t) for name, t in times.items()},
             "ours_over": ratio,
-            "peak_MiB": {name: peak_memory(fn, (x, y)) for name, fn in fns.items()},
+            "peak_MiB": {name: peak_memory(fn, args) for name, fn in fns.items()},
         }
     return results
+
+
+def bench_percall(rounds, calls, n):
+    x, y = torch.randn(n, device=DEVICE), torch.randn(n, device=DEVICE)
+    torch.testing.assert_close(torch.compile(small_model(WRAPPERS["ours"]))(x, y), (x + y).relu())
+    modes = ["default", "reduce-overhead"] if DEVICE == "cuda" else ["default"]
+    return compare_paths(small_model, (x, y), modes, rounds, calls)
+
+
+def bench_aliased(rounds, calls, n):
+    x, y = torch.randn(n, device=DEVICE), torch.randn(n, device=DEVICE)
+    expected = x + y
+    torch._dynamo.reset()
+    torch.testing.assert_close(torch.compile(aliased_model(WRAPPERS["ours"]))(x, y), expected.sum(), rtol=1e-4, atol=1e-3)
+    torch.testing.assert_close(x, expected)
+    return compare_paths(aliased_model, (x, y), ["default"], rounds, calls)
 
 
 COMPILE_SCRIPT = """
@@ -220,18 +243,22 @@ def bench_block(rounds, smoke):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--only", choices=["percall", "compile", "cache", "block"], action="append")
+    parser.add_argument("--only", choices=["percall", "aliased", "compile", "cache", "block"], action="append")
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--json", help="write the results here too")
     args = parser.parse_args()
-    only = set(args.only or ["percall", "compile", "cache", "block"])
+    only = set(args.only or ["percall", "aliased", "compile", "cache", "block"])
     print(f"torch {torch.__version__}, triton {triton.__version__}, device {DEVICE}"
           + (f" ({torch.cuda.get_device_name()})" if DEVICE == "cuda" else ""), flush=True)
     results = {}
     if "percall" in only:
         results["percall"] = bench_percall(3 if args.smoke else args.rounds, 10 if args.smoke else 2000, 4096)
         print(json.dumps(results["percall"], indent=1), flush=True)
+    if "aliased" in only:
+        results["aliased"] = bench_aliased(3 if args.smoke else args.rounds, 10 if args.smoke else 200,
+                                           4096 if args.smoke else 2**26)
+        print("aliased in-place model (x_ptr is out_ptr, then x.sum()):", json.dumps(results["aliased"], indent=1), flush=True)
     if "compile" in only:
         counts = [1, 3] if args.smoke else [1, 10, 100]
         results["compile"] = bench_compile(counts, ["ours", "raw", "library"] if DEVICE == "cuda" else ["ours"])

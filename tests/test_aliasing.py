@@ -1,16 +1,19 @@
 """Tensor arguments that share memory, one of them written: every capture path gives eager's
 result. See [Note: Arguments that share memory]."""
 
+import logging
 import os
 
 import pytest
 import torch
+import triton
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from torch_triton_hop import wrap_triton
+from torch_triton_hop import kernel_side_table, triton_kernel_wrapper_functional, wrap_triton
 from torch_triton_hop.errors import UnsupportedTritonKernelError
 
 import core_kernels as K
+from generated_code import allocations, compile_and_code, copies, launch_arguments, launches
 
 pytestmark = pytest.mark.any_device
 DEVICE = "cuda" if torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1" else "cpu"
@@ -54,8 +57,16 @@ def untouched_alias(buf):
     return buf
 
 
-CASES = [same_tensor_twice, overlapping_views, strided_alias, input_and_its_view,
-         reads_its_own_write_through_an_alias, untouched_alias]
+def overlapping_views_off_the_start(buf):
+    """The shared span starts past the start of the storage."""
+    wrap_triton(K.add_kernel)[(1,)](buf[4:12], buf[4:12], buf[8:16], 8, BLOCK=8)
+    return buf
+
+
+CASES = [same_tensor_twice, overlapping_views, overlapping_views_off_the_start, strided_alias,
+         input_and_its_view, reads_its_own_write_through_an_alias, untouched_alias]
+# Copies the program makes itself: strided_alias passes m.t().contiguous().
+OWN_COPIES = {strided_alias: 1}
 
 
 def eager(fn, buf):
@@ -92,6 +103,97 @@ def test_shared_memory_gives_eager_results(fn, path):
     out = traced(fn)[path](buf)
     torch.testing.assert_close(buf, expected_buf)  # the input is mutated exactly as eagerly
     torch.testing.assert_close(out, expected_out)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
+def test_shared_memory_is_written_in_place(fn, dynamic):
+    """Under inductor, arguments sharing memory launch on that memory: one launch, no copy of
+    their span before it and none back after it. See [Note: Reinplacing functional launches]."""
+    torch._dynamo.reset()
+    start = torch.arange(32.0, device=DEVICE)
+    expected_buf, expected_out = eager(fn, start)
+    buf = start.clone()
+    out, code = compile_and_code(fn, buf, dynamic=dynamic)
+    torch.testing.assert_close(buf, expected_buf)
+    torch.testing.assert_close(out, expected_out)
+    kernel = next(name for name in ("add_kernel", "write_then_read", "untouched_argument") if name in code)
+    assert len(launches(code, kernel)) == 1, code
+    assert len(copies(code)) == OWN_COPIES.get(fn, 0), code
+
+
+def add_in_place_then_sum(x, y):
+    """The issue's model: x is both an input and the output of the kernel, then read."""
+    wrap_triton(K.add_kernel)[(triton.cdiv(x.numel(), 64),)](x, y, x, x.numel(), BLOCK=64)
+    return x.sum()
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_kernel_writing_its_input_through_a_second_argument_launches_on_the_input(dynamic):
+    x, y = torch.randn(256, device=DEVICE), torch.randn(256, device=DEVICE)
+    expected_x = x.clone()
+    expected = add_in_place_then_sum(expected_x, y)
+    out, code = compile_and_code(add_in_place_then_sum, x, y, dynamic=dynamic)
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(x, expected_x)
+    (line,) = launches(code, "add_kernel")
+    x_ptr, y_ptr, out_ptr = launch_arguments(line)[:3]
+    assert x_ptr == out_ptr and x_ptr.startswith("arg"), line  # the input itself
+    assert all("((), ()" in a for a in allocations(code)), code  # only the sum's scalar
+
+
+def _functional_launch(kernel, kwargs, written, shared_memory):
+    key = kernel_side_table.add_kernel(kernel)
+    return triton_kernel_wrapper_functional(kernel=key, constant_args="{}", configs="[]", grids=[1, 1, 1],
+                                            kwargs=kwargs, tensors_to_clone=written, shared_memory=shared_memory)
+
+
+def _reinplaced(functional, *args):
+    from torch_triton_hop._inductor_bridge import reinplace_functional_launches
+
+    gm = make_fx(functional, tracing_mode="fake")(*args)
+    reinplace_functional_launches(gm.graph)
+    gm.recompile()
+    return gm, [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+
+
+def test_a_group_whose_old_contents_are_read_later_keeps_its_copy(caplog):
+    """The span of a shared_memory group is copied (by the functional lowering) when a later
+    node reads the old contents; the debug log says why."""
+    def functional(start):
+        buf = start + 0  # an intermediate: no graph input to write back
+        (new_out,) = _functional_launch(K.add_kernel, {"x_ptr": buf[0:8], "y_ptr": buf[0:8], "out_ptr": buf[4:12],
+                                                       "n": 8, "BLOCK": 8}, ["out_ptr"], ["x_ptr,y_ptr,out_ptr"])
+        return new_out, buf + 0
+
+    buf = torch.arange(16.0, device=DEVICE)
+    with caplog.at_level(logging.DEBUG, logger="torch_triton_hop._inductor_bridge"):
+        gm, targets = _reinplaced(functional, buf)
+    assert "user_triton_kernel_functional" in targets and "user_triton_kernel_mutation" not in targets
+    assert "reads the old contents" in caplog.text, caplog.text
+    new_out, old = gm(buf)
+    expected = torch.arange(16.0, device=DEVICE)
+    torch.testing.assert_close(old, expected)  # buf itself was not written
+    torch.testing.assert_close(new_out, expected[0:8] * 2)
+
+
+def test_a_group_is_written_in_place_while_another_argument_is_cloned():
+    """a and b share memory and nothing reads it later: in place; out's old value is read
+    later: cloned."""
+    def functional(start):
+        buf, out = start * 0, start + 5  # intermediates: no graph input to write back
+        new_a, new_out = _functional_launch(K.write_then_read, {"a_ptr": buf, "b_ptr": buf, "out_ptr": out,
+                                                                "n": 8, "BLOCK": 8}, ["a_ptr", "out_ptr"],
+                                            ["a_ptr,b_ptr"])
+        return new_a, new_out, out + 0
+
+    gm, targets = _reinplaced(functional, torch.zeros(8, device=DEVICE))
+    assert targets.count("user_triton_kernel_mutation") == 1 and "user_triton_kernel_functional" not in targets
+    assert targets.count("aten.clone.default") == 1, gm.code
+    new_a, new_out, old_out = gm(torch.zeros(8, device=DEVICE))
+    torch.testing.assert_close((new_a, new_out, old_out), (torch.full((8,), 7.0, device=DEVICE),
+                                                           torch.full((8,), 8.0, device=DEVICE),
+                                                           torch.full((8,), 5.0, device=DEVICE)))
 
 
 def test_shared_memory_of_different_dtypes_is_refused_clearly():

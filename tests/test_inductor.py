@@ -16,7 +16,8 @@ import pytest
 import torch
 
 from torch_triton_hop import wrap_triton
-from torch._inductor.utils import run_and_get_code
+
+from generated_code import ON_GPU, compile_and_code, copies, launches
 
 from core_kernels import (
     add_autotuned,
@@ -35,7 +36,6 @@ from core_kernels import (
 
 pytestmark = pytest.mark.any_device
 HERE = os.path.dirname(os.path.abspath(__file__))
-ON_GPU = torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1"
 DEVICE = "cuda" if ON_GPU else "cpu"
 
 
@@ -55,25 +55,6 @@ def grid_1d(meta):
 
 def rand(*shape):
     return torch.randn(*shape, device=DEVICE)
-
-
-def launches(code, kernel_name):
-    """Lines of generated code that launch `kernel_name`: our extern call under the
-    interpreter, inductor's own launch of the compiled kernel on a GPU."""
-    if ON_GPU:
-        return re.findall(rf"^\s*{kernel_name}\w*\.run\(.*$", code, re.M)
-    return re.findall(rf"^\s*_tth_launch\(kernel='core_kernels:{kernel_name}@.*$", code, re.M)
-
-
-def copies(code):
-    """Lines that copy tensor data: clones, copy_, and inductor's own kernels (a copy is one)."""
-    call = code[code.index("def call("):]
-    return re.findall(r"^.*(?:clone|\.copy_\(|cpp_fused_\w+\(|triton_\w+_fused_\w*\.run\().*$", call, re.M)
-
-
-def compile_and_code(fn, *args, **options):
-    out, codes = run_and_get_code(torch.compile(fn, fullgraph=True, **options), *args)
-    return out, "\n".join(codes)
 
 
 # --- the four reinplacing cases ------------------------------------------------------

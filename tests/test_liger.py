@@ -31,6 +31,7 @@ from torch._inductor.utils import run_and_get_code  # noqa: E402
 from torch_triton_hop import triton_kernel_wrapper_mutation  # noqa: E402
 from torch_triton_hop._wrap import TritonKernelWrapper  # noqa: E402
 
+from generated_code import launch_arguments, launches  # noqa: E402
 from liger_helpers import interpreter_float_arguments, wrap_liger_kernels  # noqa: E402
 
 WRAPPED = wrap_liger_kernels()
@@ -196,6 +197,16 @@ def test_compile(op):
     # package's launch (_tth_launch(kernel='liger_kernel.ops....')), on a GPU compiled by inductor.
     for kernel in op.kernels:
         assert kernel in code, f"{kernel} is not launched from the compiled code"
+
+
+def test_in_place_rms_norm_backward_launches_on_the_gradient_it_was_given():
+    """Liger's in-place RMSNorm backward passes dY as dX: the compiled backward launches on the
+    incoming gradient itself, with no copy of it (as eager and torch's built-in path do)."""
+    op = OPS[0]
+    code = check_against_reference(torch.compile(op.fn, fullgraph=True), op)
+    (line,) = launches(code, "_rms_norm_backward_kernel", module="liger_kernel.ops.rms_norm")
+    dy, dx = launch_arguments(line)[:2]
+    assert dy == dx and dy.startswith("tangents"), line
 
 
 @pytest.mark.parametrize("op", params("make_fx"))

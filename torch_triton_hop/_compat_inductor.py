@@ -187,6 +187,15 @@ def clone_fake(t: torch.Tensor) -> torch.Tensor:
     return torch.ops.aten.clone.default(t)
 
 
+def is_backward_tangent(node: torch.fx.Node) -> bool:
+    """A backward graph's input that holds the gradient of a forward output.
+
+    AOTAutograd names these placeholders tangents_N (torch 2.11-2.13); torch's own
+    partitioner (torch/_functorch/partitioners.py, _is_tangent) recognises them the same way.
+    """
+    return node.op == "placeholder" and str(node.target).startswith("tangents")
+
+
 def inductor_imported() -> bool:
     import sys
 

@@ -427,7 +427,9 @@ def _share_memory_exactly(ctx: Any, kwargs: dict[str, Any], unwrapped: dict[str,
         span = ctx.unwrap_tensors(span_view)
         with ctx.redispatch_to_next():
             for name, t in zip(names, tensors):
-                unwrapped[name] = torch.as_strided(span, t.size(), t.stride(), t.storage_offset() - lo)
+                # as_strided's offset counts from the start of the storage, not of `span`.
+                offset = span.storage_offset() + t.storage_offset() - lo
+                unwrapped[name] = torch.as_strided(span, t.size(), t.stride(), offset)
     return unwrapped, [",".join(names) for names in groups]
 
 

@@ -29,6 +29,7 @@ import threading
 from typing import Any
 
 import torch
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from . import _compat, _compat_inductor
 from ._hops import (
@@ -77,29 +78,40 @@ def register() -> None:
 # --- post-grad pass ----------------------------------------------------------------------
 
 # [Note: Reinplacing functional launches]
-# TL;DR: a written argument is written in place, without a clone, when nothing after the
-# launch reads the old contents of its memory.
-# Context: functionalization clones every written tensor (the functional HOP); inductor
-# removes such clones for its own ops in its reinplace pass, but that pass only knows
-# torch's HOPs. Ours runs before it, as a post-grad pattern pass, and decides per
-# written argument `a` (an FX node) of launch N:
-#  - every node after N that uses memory shared with `a` (a view, the base, another
-#    view of the base) must be one of: a getitem of N (reads the new value), a scatter
-#    that writes N's output back into the base at `a`'s place (it becomes the base
-#    itself), or the epilogue `copy_` into a graph input;
-#  - if that memory belongs to a graph input, the program must mutate the input anyway:
-#    a `copy_(input, ...)` of N's result (or of the scatter) is in the graph;
-#  - no other tensor argument of N shares the memory, and no two written arguments are
-#    written in place into one storage.
-# Otherwise the argument is cloned, exactly as functionalization asked. The rewritten
-# node is `user_triton_kernel_mutation` whose kwargs name the in-place tensors and the
-# clones; each getitem of N becomes the tensor written.
+# TL;DR: written memory is written in place, without a copy, when nothing after the launch
+# reads its old contents; the unit is a written argument, or a shared_memory group (arguments
+# that share memory in the user's program) as a whole.
+# Context: functionalization clones every written tensor (the functional HOP; a group gets
+# views of one copy of its span, see [Note: Arguments that share memory]); inductor removes
+# such clones for its own ops in its reinplace pass, but that pass only knows torch's HOPs.
+# Ours runs before it, as a post-grad pattern pass, and decides per unit U of launch N,
+# with S the storage U's tensors live in:
+#  - no tensor argument of N outside U that the kernel reads or writes lives in S (one
+#    graph value passed twice, e.g. two torch.zeros merged by CSE, were separate buffers in
+#    the program);
+#  - every node after N that uses a node living in S is a write-back scatter (it puts a
+#    result of N back exactly where that result's argument already lies in S, found by
+#    comparing the scatter's region with the argument's sizes, strides and offset; a chain
+#    of them puts back several), or the epilogue `copy_` of such a result into a graph
+#    input;
+#  - if S belongs to a graph input, the program mutates the input anyway: such a copy_ is
+#    in the graph. A backward graph's tangent (the gradient of a forward output) is the
+#    exception: AOTAutograd writes nothing back into tangents, but the graph writes one only
+#    because the user's backward wrote the gradient it was given (Liger's RMSNorm backward
+#    passes dY as dX), as eager does to that same tensor.
+# Otherwise U is copied, exactly as functionalization asked: a single argument by an
+# aten.clone before the launch; a group by the functional lowering, which copies its span
+# once (the whole launch is left to it then). The rewritten node is
+# `user_triton_kernel_mutation`; each getitem of N becomes the argument written, each
+# write-back scatter its base, and a copy_ of an argument into the input it already is
+# becomes copy_(input, input), which inductor drops.
 
-_VIEW_TO_SCATTER = {
-    "aten.slice.Tensor": "slice_scatter",
-    "aten.select.int": "select_scatter",
-    "aten.diagonal.default": "diagonal_scatter",
-    "aten.as_strided.default": "as_strided_scatter",
+# Each scatter op, and the view op that gives the region it writes (same arguments after src).
+_SCATTER_TO_VIEW = {
+    "aten.slice_scatter.default": torch.ops.aten.slice.Tensor,
+    "aten.select_scatter.default": torch.ops.aten.select.int,
+    "aten.diagonal_scatter.default": torch.ops.aten.diagonal.default,
+    "aten.as_strided_scatter.default": torch.ops.aten.as_strided.default,
 }
 _META_ONLY = ("aten.sym_size.int", "aten.sym_stride.int", "aten.sym_numel.default",
               "aten.sym_storage_offset.default")
@@ -118,56 +130,92 @@ def _is_input(node: torch.fx.Node) -> bool:
     return node.op in ("placeholder", "get_attr")
 
 
-def _is_write_back_scatter(user: torch.fx.Node, arg: torch.fx.Node, output: torch.fx.Node | None) -> bool:
-    """`user` is scatter(base, output, *args) putting N's output back where `arg` = view(base, *args)."""
-    if output is None or arg.op != "call_function" or user.op != "call_function":
-        return False
-    scatter = _VIEW_TO_SCATTER.get(str(arg.target))
-    return (
-        scatter is not None
-        and str(user.target).startswith(f"aten.{scatter}")
-        and len(user.args) >= 2
-        and user.args[0] is arg.args[0]
-        and user.args[1] is output
-        and tuple(user.args[2:]) == tuple(arg.args[1:])
-        and dict(user.kwargs) == dict(arg.kwargs)
-    )
+def _same_place(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Same elements of one storage, in the same order: sizes, strides and offset equal."""
+    return (a.dtype == b.dtype and a.dim() == b.dim()
+            and all(statically_known_true(x == y) for x, y in zip(a.size(), b.size()))
+            and all(statically_known_true(x == y) for x, y in zip(a.stride(), b.stride()))
+            and statically_known_true(a.storage_offset() == b.storage_offset()))
 
 
-def _can_write_in_place(
-    graph: torch.fx.Graph, order: dict[torch.fx.Node, int], node: torch.fx.Node, name: str,
-    output: torch.fx.Node | None,
-) -> tuple[bool, list[torch.fx.Node]]:
-    """Whether written argument `name` of launch `node` can be written in place, and the
-    write-back scatters that become redundant if it is. See [Note: Reinplacing functional launches]."""
+def _scatter_region(scatter: torch.fx.Node, base: torch.Tensor) -> torch.Tensor | None:
+    """The view of `base` that `scatter` writes its source into."""
+    view = _SCATTER_TO_VIEW.get(str(scatter.target))
+    if view is None or len(scatter.args) < 2:
+        return None
+    args = [_val(a) if isinstance(a, torch.fx.Node) else a for a in scatter.args[2:]]
+    kwargs = {k: _val(v) if isinstance(v, torch.fx.Node) else v for k, v in scatter.kwargs.items()}
+    try:
+        return view(base, *args, **kwargs)
+    except Exception:  # an argument form we do not model: not a write-back we can prove
+        return None
+
+
+def _write_backs(graph: torch.fx.Graph, order: dict[torch.fx.Node, int], node: torch.fx.Node, storage: Any,
+                 results: dict[torch.fx.Node, torch.Tensor]) -> dict[torch.fx.Node, torch.fx.Node]:
+    """Scatters after launch `node` that write a result back where it already lies in place.
+
+    `results` maps each getitem of the unit to the argument it replaces. Returns each such
+    scatter with its base (a node living in `storage`), following chains of scatters.
+    """
+    in_place = {getitem: _val(results[getitem]) for getitem in results}  # value -> where it lies
+    bases: dict[torch.fx.Node, torch.fx.Node] = {}
+    for user in list(graph.nodes)[order[node] + 1:]:
+        if str(user.target) not in _SCATTER_TO_VIEW or len(user.args) < 2:
+            continue
+        target, source = user.args[0], user.args[1]
+        base = target if _storage(target) == storage else bases.get(target)
+        if base is None or source not in in_place:
+            continue
+        region = _scatter_region(user, _val(base))
+        if region is not None and _same_place(region, in_place[source]):
+            bases[user] = base
+            in_place[user] = _val(base)
+    return bases
+
+
+def _in_place_refusal(graph: torch.fx.Graph, order: dict[torch.fx.Node, int], node: torch.fx.Node,
+                      unit: list[str], accessed: set[str], getitems: dict[str, torch.fx.Node]
+                      ) -> tuple[str | None, dict[torch.fx.Node, torch.fx.Node], list[torch.fx.Node]]:
+    """Why `unit` (argument names of launch `node`) cannot be written in place (None if it can),
+    its write-back scatters with their bases, and the epilogue copies into inputs.
+    See [Note: Reinplacing functional launches]."""
     kwargs = node.kwargs["kwargs"]
-    arg = kwargs[name]
-    storage = _storage(arg)
+    storage = _storage(kwargs[unit[0]])
     if storage is None:
-        return False, []
-    if any(other != name and _storage(value) == storage for other, value in kwargs.items()):
-        return False, []
+        return "not a tensor with storage", {}, []
+    others = [n for n, v in kwargs.items() if n not in unit and n in accessed and _storage(v) == storage]
+    if others:
+        return f"shares memory with argument(s) {others}, separate buffers in the program", {}, []
     sharing = [n for n in graph.nodes if _storage(n) == storage]
     position = order[node]
+    results = {getitems[name]: kwargs[name] for name in unit if name in getitems}
+    scatters = _write_backs(graph, order, node, storage, results)
     later_uses = [(shared, user) for shared in sharing for user in shared.users
                   if order[user] > position and str(user.target) not in _META_ONLY]
-    scatters = [user for _, user in later_uses if _is_write_back_scatter(user, arg, output)]
+    for scatter in scatters:  # a partly written-back value must be read by the next scatter only
+        if any(user in scatters for user in scatter.users) and len(scatter.users) > 1:
+            return "a partly written-back value is read", {}, []
     inputs = [n for n in sharing if _is_input(n)]
-    # The epilogue: copy_(input, result) where result is the launch's output or its scatter.
-    sources = {output, *scatters} - {None}
+
+    def puts_back(source: Any, target: torch.fx.Node) -> bool:  # copy_(target, source) changes nothing in place
+        if source in scatters:
+            return scatters[source] is target
+        return source in results and _same_place(_val(results[source]), _val(target))
+
     copies_back = [user for shared, user in later_uses
                    if user.target is torch.ops.aten.copy_.default and shared in inputs
-                   and user.args[0] is shared and user.args[1] in sources]
-    if inputs and not copies_back:
-        return False, []  # the program does not write the input: it must keep its old value
+                   and user.args[0] is shared and puts_back(user.args[1], shared)]
+    if not copies_back and not all(map(_compat_inductor.is_backward_tangent, inputs)):
+        return "the memory belongs to a graph input the program does not write", {}, []
     first_copy = min((order[c] for c in copies_back), default=None)
-    for _, user in later_uses:
+    for shared, user in later_uses:
         if user in scatters or user in copies_back:
             continue
         if first_copy is not None and order[user] > first_copy:
             continue  # after the write-back the input holds the new value either way
-        return False, []
-    return True, scatters
+        return f"{user.name} reads the old contents of {shared.name} after the launch", {}, []
+    return None, scatters, copies_back
 
 
 def reinplace_functional_launches(graph: torch.fx.Graph) -> None:
@@ -181,59 +229,65 @@ def _reinplace_match(match: Any, *args: Any, **kwargs: Any) -> None:
 
 
 def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
-    if node.kwargs.get("shared_memory"):
-        return  # arguments share memory: the functional lowering copies their span once
     written = list(node.kwargs["tensors_to_clone"])
     kwargs = dict(node.kwargs["kwargs"])
-    outputs: dict[int, list[torch.fx.Node]] = {}
+    getitems: dict[str, torch.fx.Node] = {}
     for user in node.users:
-        if user.target is not operator.getitem:
-            return  # not the shape functionalization produces; the lowering clones everything
-        outputs.setdefault(user.args[1], []).append(user)
-    storages = [_storage(v) for v in kwargs.values() if _storage(v) is not None]
-    if len(storages) != len(set(storages)):
-        return  # one value passed twice (e.g. merged by CSE): copies made one by one, by the lowering
+        if user.target is not operator.getitem or written[user.args[1]] in getitems:
+            return  # not the shape functionalization produces; the lowering copies everything
+        getitems[written[user.args[1]]] = user
+    vals = {name: _val(value) if isinstance(value, torch.fx.Node) else value for name, value in kwargs.items()}
+    accessed = tensors_accessed(node.kwargs["kernel"], node.kwargs["constant_args"], node.kwargs["configs"], vals)
+    accessed_names = set(accessed.reads) | set(accessed.writes)
+    groups = parse_shared_memory(node.kwargs.get("shared_memory"))
+    grouped = {name for group in groups for name in group}
+    units = groups + [[name] for name in written if name not in grouped]
     order = {n: i for i, n in enumerate(graph.nodes)}
-    in_place: dict[str, list[torch.fx.Node]] = {}
-    storages: set[Any] = set()
-    for index, name in enumerate(written):
-        getitems = outputs.get(index, [])
-        if len(getitems) > 1:
-            return
-        ok, scatters = _can_write_in_place(graph, order, node, name, getitems[0] if getitems else None)
-        if ok and _storage(kwargs[name]) not in storages:
-            in_place[name] = scatters
-            storages.add(_storage(kwargs[name]))
+    in_place: dict[str, tuple[dict[torch.fx.Node, torch.fx.Node], list[torch.fx.Node]]] = {}
+    refusals: dict[str, str] = {}
+    for unit in units:
+        reason, scatters, copies_back = _in_place_refusal(graph, order, node, unit, accessed_names, getitems)
+        if reason is None:
+            in_place[",".join(unit)] = scatters, copies_back
+        else:
+            refusals[",".join(unit)] = reason
+    name = kernel_key_name(node.kwargs["kernel"])
     if not in_place:
+        log.debug("launch %s of %s: nothing written in place (%s)", node.name, name, refusals)
         return
-    for name in written:
-        if name not in in_place and not _compat_inductor.is_non_overlapping_and_dense(_val(kwargs[name])):
-            return  # an odd layout to clone; leave the whole launch to the functional lowering
+    if any(",".join(group) in refusals for group in groups):
+        log.debug("launch %s of %s: left to the functional lowering, which copies each shared_memory group's "
+                  "span once (%s)", node.name, name, refusals)
+        return
+    for key in refusals:
+        if not _compat_inductor.is_non_overlapping_and_dense(vals[key]):
+            log.debug("launch %s of %s: %r must be copied and has an odd layout; left to the functional lowering",
+                      node.name, name, key)
+            return
     with graph.inserting_before(node):
-        for name in written:
-            if name not in in_place:
-                clone = graph.call_function(torch.ops.aten.clone.default, (kwargs[name],))
-                clone.meta["val"] = _compat_inductor.clone_fake(_val(kwargs[name]))
-                kwargs[name] = clone
+        for key in refusals:
+            clone = graph.call_function(torch.ops.aten.clone.default, (kwargs[key],))
+            clone.meta["val"] = _compat_inductor.clone_fake(vals[key])
+            kwargs[key] = clone
         mutation = graph.call_function(
             triton_kernel_wrapper_mutation,
             (),
-            {key: value for key, value in node.kwargs.items() if key not in ("tensors_to_clone", "kwargs")}
-            | {"kwargs": kwargs},
+            {key: value for key, value in node.kwargs.items()
+             if key not in ("tensors_to_clone", "kwargs", "shared_memory")} | {"kwargs": kwargs},
         )
         mutation.meta.update({k: v for k, v in node.meta.items() if k not in ("val", "tensor_meta")})
         mutation.meta["val"] = None
-    for index, name in enumerate(written):
-        for getitem in outputs.get(index, []):
-            getitem.replace_all_uses_with(kwargs[name])
-            graph.erase_node(getitem)
-        for scatter in in_place.get(name, []):
-            base = scatter.args[0]
+    for argument, getitem in getitems.items():
+        getitem.replace_all_uses_with(kwargs[argument])
+        graph.erase_node(getitem)
+    for scatters, copies_back in in_place.values():
+        for scatter, base in scatters.items():  # in graph order: a chain's later links see the base
             scatter.replace_all_uses_with(base)
             graph.erase_node(scatter)
+        for copy in copies_back:  # already there: inductor drops dst.copy_(dst)
+            copy.args = (copy.args[0], copy.args[0], *copy.args[2:])
     graph.erase_node(node)
-    log.debug("launch %s: written in place %s, cloned %s", node.name, sorted(in_place),
-              [n for n in written if n not in in_place])
+    log.debug("launch %s of %s: written in place %s; copied %s", node.name, name, sorted(in_place), refusals)
 
 
 # --- lowerings ---------------------------------------------------------------------------
