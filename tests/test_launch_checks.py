@@ -137,9 +137,10 @@ def test_a_grid_beyond_cudas_limits_is_refused_at_capture(grid):
 
 def test_a_grid_of_2_to_the_31_programs_is_refused_at_capture():
     """Within CUDA's per-dimension limits, but triton's launcher multiplies the sizes in a
-    C int: 2**32 programs overflow to 0 and it launches nothing."""
-    with pytest.raises(UnsupportedTritonKernelError, match=r"larger than a launch .*32-bit int"):
-        capture(on_cuda((2**16, 2**16)), torch.zeros(8))
+    C int: 2**31 programs overflow to a negative count and it launches nothing."""
+    with pytest.raises(UnsupportedTritonKernelError, match=r"larger than a launch on cuda:0 allows \(got "
+                       r"\(65536, 32768, 1\)\)\. Triton's launcher counts the programs in a 32-bit int"):
+        capture(on_cuda((2**16, 2**15)), torch.zeros(8))
 
 
 def test_a_grid_at_cudas_limits_is_captured():
@@ -226,7 +227,7 @@ def test_gpu_negative_and_oversized_grids_and_mixed_devices_are_refused():
     with pytest.raises(UnsupportedTritonKernelError, match="negative size"):
         launch((-1,), kernel)(x)
     for grid, match in (((-1,), "negative size"), ((1, 65536), "larger than a launch on cuda"),
-                        ((2**16, 2**16), "32-bit int")):
+                        ((2**16, 2**15), "32-bit int")):
         with pytest.raises(UnsupportedTritonKernelError, match=match):
             capture(launch(grid, kernel), x)
         torch._dynamo.reset()
