@@ -199,3 +199,24 @@ def test_explain_command_line_usage_errors(arguments, message):
     assert result.returncode == 2
     assert "usage:" in result.stderr and message in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_module_of_hundreds_of_interpreted_kernels_is_analysed(tmp_path, monkeypatch):
+    """Found by the analysis fuzzer: translating one interpreted kernel's globals recursed through
+    every other kernel of its module; at a few hundred, RecursionError and a fallback for each.
+    See [Note: Translating a module of interpreted kernels]."""
+    import importlib
+
+    kernels = "".join(
+        f"\n\n@triton.jit\ndef k{i}(x_ptr, out_ptr, BLOCK: tl.constexpr):\n"
+        f"    offs = tl.arange(0, BLOCK)\n    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + {i})\n"
+        for i in range(400)
+    )
+    (tmp_path / "many_interpreted_kernels.py").write_text("import triton\nimport triton.language as tl\n" + kernels)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("many_interpreted_kernels")
+    kwargs = {"x_ptr": torch.zeros(16), "out_ptr": torch.zeros(16), "BLOCK": 16}
+    for kernel in (module.k0, module.k399):
+        accesses = identify_accessed_tensors(kernel, kwargs)
+        assert accesses.fallback_reason is None
+        assert (accesses.reads, accesses.writes) == (["x_ptr"], ["out_ptr"])

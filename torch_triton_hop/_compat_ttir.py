@@ -145,14 +145,40 @@ def _interp_to_jit(interp) -> JITFunction:
     the per-instance capture scope (globals + closure nonlocals) is translated.
     Only attributes of this private JITFunction instance are set.
     """
-    hit = _INTERP_TO_JIT.get(id(interp))
-    if hit is not None and hit[0] is interp:
-        return hit[1]
-    kwargs = dict(getattr(interp, "kwargs", {}) or {})
-    jf = JITFunction(interp.fn, **kwargs)
-    _INTERP_TO_JIT[id(interp)] = (interp, jf)  # register before recursing (recursive helpers)
-    _patch_capture_scope(jf)
+    with _TRANSLATE_LOCK:  # a function another thread is translating is not returned half-done
+        hit = _INTERP_TO_JIT.get(id(interp))
+        if hit is not None and hit[0] is interp:
+            return hit[1]
+        kwargs = dict(getattr(interp, "kwargs", {}) or {})
+        jf = JITFunction(interp.fn, **kwargs)
+        _INTERP_TO_JIT[id(interp)] = (interp, jf)  # register before translating (recursive helpers)
+        _TRANSLATE_PENDING.append((interp, jf))
+        if len(_TRANSLATE_PENDING) == 1:  # the outermost call translates, one function at a time
+            _translate_pending()
     return jf
+
+
+# [Note: Translating a module of interpreted kernels]
+# TL;DR: translating one InterpretedFunction's globals meets every other @jit function of
+# its module; they are queued and translated one at a time, never by recursion.
+# Context: translating a kernel's globals translates each InterpretedFunction in them,
+# whose globals hold the next one, and so on: a module of a few hundred kernels (the
+# analysis fuzzer's batches, a generated kernel library) overflowed Python's stack and
+# every kernel of it fell back to "all written" (RecursionError) under TRITON_INTERPRET=1.
+_TRANSLATE_LOCK = threading.RLock()
+_TRANSLATE_PENDING: list = []
+
+
+def _translate_pending() -> None:
+    try:
+        while _TRANSLATE_PENDING:
+            _patch_capture_scope(_TRANSLATE_PENDING[0][1])
+            _TRANSLATE_PENDING.pop(0)
+    except BaseException:
+        for interp, _ in _TRANSLATE_PENDING:  # half-translated: build them again next time
+            _INTERP_TO_JIT.pop(id(interp), None)
+        _TRANSLATE_PENDING.clear()
+        raise
 
 
 def _patch_capture_scope(jf: JITFunction) -> None:
