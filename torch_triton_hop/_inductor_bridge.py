@@ -29,7 +29,6 @@ import threading
 from typing import Any
 
 import torch
-from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from . import _compat, _compat_inductor
 from ._hops import (
@@ -132,6 +131,8 @@ def _is_input(node: torch.fx.Node) -> bool:
 
 def _same_place(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Same elements of one storage, in the same order: sizes, strides and offset equal."""
+    from torch.fx.experimental.symbolic_shapes import statically_known_true  # imports sympy: not at import time
+
     return (a.dtype == b.dtype and a.dim() == b.dim()
             and all(statically_known_true(x == y) for x, y in zip(a.size(), b.size()))
             and all(statically_known_true(x == y) for x, y in zip(a.stride(), b.stride()))
