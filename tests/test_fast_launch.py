@@ -43,25 +43,43 @@ class _StubDriver:
         return GPUTarget("cuda", 90, 32)
 
 
+class _StubLauncher:
+    """A CudaLauncher as far as the fast launch reads it; records its calls."""
+
+    num_ctas = 1
+    launch_cooperative_grid = False
+    launch_pdl = False
+    global_scratch_size = 0
+    profile_scratch_size = 0
+
+    def __init__(self, kernel, log) -> None:
+        self.kernel = kernel
+        self.log = log
+
+    def __call__(self, *call) -> None:
+        self.log.append((self.kernel, call))
+
+
 class _StubKernel:
     """What triton.compile returns, as far as JITFunction.run uses it."""
 
     launch_metadata = CompiledKernel.launch_metadata  # triton's own: builds the LazyDict
 
     def __init__(self, src, options, log) -> None:
+        import types
+
         self.src = src
         self.name = src.fn.__name__
         self.options = options
         self.function = id(self)
-        self.packed_metadata = ("packed", id(self))
-        self.log = log
-        self.run = self._launch
+        num_warps = (options or {}).get("num_warps", 4)
+        self.metadata = types.SimpleNamespace(num_warps=num_warps, num_ctas=1, shared=128, global_scratch_size=0,
+                                              profile_scratch_size=0)
+        self.packed_metadata = (num_warps, 1, 128)
+        self.run = _StubLauncher(self, log)
 
     def _init_handles(self) -> None:
         pass
-
-    def _launch(self, *call) -> None:
-        self.log.append((self, call))
 
 
 class _Stub:
@@ -456,3 +474,61 @@ def test_concurrent_launches_from_threads(stub):
         x = call[9]
         i = next(j for j, t in enumerate(tensors) if t is x)
         assert call[0] == i + 1 and call[12] == x.numel()
+
+
+# --- the static launch (torch's launcher for triton cubins) -----------------------------------
+
+
+def test_static_launch_passes_what_tritons_launcher_would(stub):
+    """With torch's static launcher, the launch gets triton's non-constexpr arguments in order
+    (tensors as data_ptr()), then the two scratch pointers; num_warps and shared from the
+    compiled kernel. Here the static launcher records, and the tensors count as on CUDA."""
+    static_calls = []
+    jit = _jit(_mixed)
+    fast = fast_launcher(jit, static_launch=lambda *call: static_calls.append(call), assume_cuda=True)
+    base = torch.zeros(64)
+    cases = [((base, base[1:], 5, 2.5, 4), {}), ((base, 1, 2**40, 2**63, 8), {"e": base, "num_warps": 8}),
+             ((base.half(), None, 16, 0.5, 2), {}), ((base, base, 1, 1.0, 1), {"e": None})]
+    for args, kwargs in cases:
+        stub.launches.clear()
+        static_calls.clear()
+        jit.run(*args, grid=(3, 2), warmup=False, **kwargs)
+        kernel, triton_call = stub.launches[-1]
+        for _ in range(2):
+            fast((3, 2), args, kwargs)
+        launches, static_calls[:] = len(stub.launches), []
+        fast((3, 2), args, kwargs)
+        assert len(static_calls) == 1 and len(stub.launches) == launches
+        function, g0, g1, g2, num_warps, shared, arg_types, passed, stream = static_calls[-1]
+        params = triton_call[9:]
+        signature = list(kernel.src.signature.values())
+        expected = [p.data_ptr() if isinstance(p, torch.Tensor) else p
+                    for p, ty in zip(params, signature) if ty != "constexpr"]
+        assert (function, g0, g1, g2, stream) == (kernel.function, 3, 2, 1, triton_call[3])
+        assert (num_warps, shared) == (kernel.packed_metadata[0], kernel.packed_metadata[2])
+        assert list(passed) == expected + [None, None] and len(arg_types) == len(passed)
+        assert arg_types[-2:] == "OO" and all(
+            (t == "O") == (ty.startswith("*")) for t, ty in zip(arg_types, [ty for ty in signature if ty != "constexpr"]))
+
+
+def test_static_launch_leaves_what_it_cannot_do_to_triton(stub):
+    """Tensors not on a CUDA device, bool arguments, annotated scalars, an empty grid: triton's
+    launcher."""
+    static_calls = []
+    record = lambda *call: static_calls.append(call)  # noqa: E731
+    x = torch.zeros(16)
+    fast = fast_launcher(_jit(_add), static_launch=record)  # CPU tensors: no static launch
+    for _ in range(3):
+        fast((1,), (x, x, x, 16), {"BLOCK": 4})
+    fast = fast_launcher(_jit(_mixed), static_launch=record, assume_cuda=True)
+    for _ in range(3):
+        fast((1,), (x, x, True, 1.0, 4), {})  # u1
+    fast = fast_launcher(_jit(_annotated), static_launch=record, assume_cuda=True)
+    for _ in range(3):
+        fast((1,), (x, 3, 1.0, 4), {})
+    assert static_calls == []
+    fast = fast_launcher(_jit(_add), static_launch=record, assume_cuda=True)
+    stub.launches.clear()
+    for grid in [(1,), (1,), (1,), lambda meta: (0,)]:
+        fast(grid, (x, x, x, 16), {"BLOCK": 4})
+    assert len(static_calls) == 1 and stub.launches[-1][1][0] == 0  # no program: triton's launcher

@@ -111,6 +111,9 @@ def guard_or_false(condition: Any) -> bool:
     return guard(condition)
 
 
+functorch_interpreter_top = _peek_functorch_interpreter  # None when no functorch transform runs
+
+
 def functorch_interpreter_active() -> bool:
     """A functorch transform (vmap, grad, torch.func.functionalize) is running."""
     return _peek_functorch_interpreter() is not None
@@ -229,6 +232,14 @@ def max_grid(device: Any) -> tuple[int, int, int] | None:
     if device.type == "cuda" and torch.version.hip is None:
         return CUDA_MAX_GRID
     return None
+
+
+def jit_scalar_type(value: Any) -> str:
+    """The signature type triton's JIT gives a scalar argument ("fp32", "u1", "i32", ...),
+    without value specialization. triton 3.6-3.9: triton.runtime.jit.mangle_type."""
+    from triton.runtime.jit import mangle_type
+
+    return mangle_type(value)
 
 
 def is_base_kernel(obj: Any) -> bool:
@@ -650,3 +661,63 @@ def is_cuda_target(target: Any) -> bool:
     """The CUDA backend specializes on exactly dtype, 16-byte alignment, divisibility and 1;
     HIP adds a tensor-size class (buffer ops), which the fast launch does not model."""
     return getattr(target, "backend", None) == "cuda"
+
+
+def static_cuda_launch() -> Any:
+    """torch's launcher for triton cubins, `_launch_kernel(function, grid_x, grid_y, grid_z,
+    num_warps, shared, arg_types, args, stream)`, or None (a CPU or ROCm build).
+
+    torch >= 2.8 CUDA builds (inductor's StaticallyLaunchedCudaKernel, 2.11-2.13 included):
+    one cuLaunchKernel of a loaded CUfunction; a pointer argument given as an int is used
+    as is; a grid with no programs launches nothing.
+    """
+    launcher = getattr(torch._C, "_StaticCudaLauncher", None)
+    if launcher is None or torch.version.hip is not None:
+        return None
+    return getattr(launcher, "_launch_kernel", None)
+
+
+_STATIC_ARG_TYPES = {"i32": "i", "i64": "l", "u64": "K", "fp32": "f"}
+
+
+def static_launch_plan(kernel: Any, param_names: list[str]) -> tuple[Any, int, int, list[str | None], int] | None:
+    """How torch's static launcher can launch a CompiledKernel exactly as triton's would:
+    (function, num_warps, shared, per-parameter type char or None for a constexpr, number of
+    trailing scratch pointers), or None when triton's launcher must do it.
+
+    triton 3.6-3.9 (CUDA): the launcher passes the non-constexpr arguments in order, then a
+    global and a profile scratch pointer (None when their size is 0), with
+    blockDim = 32 * num_warps and no launch attributes when num_ctas == 1 and neither
+    cooperative grids nor PDL are on. Anything else (scratch memory, clusters, tensor
+    descriptors, 3.9's gsan instrumentation, scalar types other than i32 / i64 / u64 / fp32)
+    stays with triton's launcher.
+    """
+    launcher = getattr(kernel, "run", None)
+    metadata = getattr(kernel, "metadata", None)
+    src = getattr(kernel, "src", None)
+    packed = getattr(kernel, "packed_metadata", None)
+    try:
+        if (launcher.num_ctas != 1 or launcher.launch_cooperative_grid or launcher.launch_pdl
+                or launcher.global_scratch_size or launcher.profile_scratch_size
+                or getattr(launcher, "gsan_enabled", False) or getattr(metadata, "tensordesc_meta", None)):
+            return None
+        num_warps, num_ctas, shared = packed
+        signature = dict(src.signature)
+        constants = getattr(src, "constants", {}) or {}
+    except (AttributeError, TypeError, ValueError):
+        return None
+    if num_ctas != 1 or list(signature) != list(param_names):
+        return None
+    folded = {key[0] if isinstance(key, tuple) and len(key) == 1 else key for key in constants}
+    types: list[str | None] = []
+    for index, (name, ty) in enumerate(signature.items()):
+        if ty == "constexpr" or index in folded or name in folded:
+            types.append(None)
+        elif isinstance(ty, str) and ty.startswith("*"):
+            types.append("O")
+        elif ty in _STATIC_ARG_TYPES:
+            types.append(_STATIC_ARG_TYPES[ty])
+        else:
+            return None
+    scratch = int(hasattr(metadata, "global_scratch_size")) + int(hasattr(metadata, "profile_scratch_size"))
+    return kernel.function, num_warps, shared, types, scratch

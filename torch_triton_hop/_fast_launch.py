@@ -44,13 +44,14 @@
 from __future__ import annotations
 
 import keyword
+import os
 from typing import Any, Callable
 
 import torch
 
 from . import _compat
 
-__all__ = ["NOT_FAST", "fast_launcher"]
+__all__ = ["NOT_FAST", "call_fast", "fast_launcher"]
 
 NOT_FAST = object()  # "take today's path": returned before any side effect
 
@@ -61,20 +62,27 @@ class _Unset:
 
 _UNSET = _Unset()
 _MAX_ENTRIES = 4096
+# TORCH_TRITON_HOP_STATIC_LAUNCH=0: every fast launch goes through triton's own launcher.
+_STATIC_LAUNCH = os.environ.get("TORCH_TRITON_HOP_STATIC_LAUNCH", "1") != "0"
 _PLAIN_TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
-_SIMPLE_OPTION_TYPES = (int, bool, str, type(None), float)
+_SIMPLE_OPTION_TYPES = frozenset({int, bool, str, type(None), float})
+_PLAIN_CLASSES = _SIMPLE_OPTION_TYPES | set(_PLAIN_TENSOR_TYPES)
 
 
 def _options_key(options: dict[str, Any]) -> tuple | None:
-    """Launch options as (name, type, value) in call order, or None if one could differ in
+    """Launch options as their items and types in call order, or None if one could differ in
     str() while comparing equal (triton keys on str(options))."""
-    key = []
+    types = tuple(map(type, options.values()))
+    if "grid" in options or "warmup" in options or not _SIMPLE_OPTION_TYPES.issuperset(types):
+        return None
+    if float not in types:
+        return tuple(options.items()), types
+    key = []  # floats: 0.0 == -0.0, and nan
     for name, value in options.items():
-        cls = value.__class__
-        if name in ("grid", "warmup") or cls not in _SIMPLE_OPTION_TYPES or cls is float and value != value:
+        if value.__class__ is float and value != value:
             return None
-        key.append((name, cls, repr(value) if cls is float else value))
-    return tuple(key)
+        key.append((name, repr(value) if value.__class__ is float else value))
+    return tuple(key), types
 
 
 def _check_globals(used_global_vals: dict) -> None:
@@ -108,10 +116,14 @@ def _int_code_lines(name: str, slot: str, specialize: bool, align: bool, indent:
 class _JitLauncher:
     """The fast launch of one JITFunction: a generated binder + classifier + launcher."""
 
-    def __init__(self, jit: Any, launch: Callable[..., Any], namespace: dict[str, Any]) -> None:
+    def __init__(self, jit: Any, launch: Callable[..., Any], namespace: dict[str, Any], names: list[str],
+                 slots: list[tuple[int, int] | None], static_launch: Any) -> None:
         self.jit = jit
         self.launch = launch  # launch(grid, *args, **kwargs) -> result | NOT_FAST
         self.namespace = namespace
+        self.names = names
+        self.slots = slots  # per parameter: (dtype / code slot, alignment slot) in the key, None for a constexpr
+        self.static_launch = static_launch
         self.cache: dict[tuple, tuple] = namespace["_f_cache"]
 
     def setup(self, grid: Any, args: tuple, options: dict[str, Any]) -> Any:
@@ -137,10 +149,46 @@ class _JitLauncher:
         kernel_cache = caches[0]
         triton_key = next((k for k, v in list(kernel_cache.items()) if v is kernel), None)
         if triton_key is not None:
-            self.cache[key] = (kernel, *parts, caches, triton_key)
+            self.cache[key] = (kernel, self.static_function(key, kernel, *parts), *parts, caches, triton_key)
+
+    def static_function(self, key: tuple, kernel: Any, launcher: Any, function: Any, packed: Any) -> Any:
+        """f(g0, g1, g2, stream, *values) launching through torch's static launcher, values being
+        the parameters with each tensor replaced by its data_ptr(); None where triton's
+        launcher must launch. See [Note: Fast launch], **Static launch**."""
+        if self.static_launch is None:
+            return None
+        plan = _compat.static_launch_plan(kernel, self.names)
+        if plan is None:
+            return None
+        function, num_warps, shared, types, scratch = plan
+        for slot, ty in zip(self.slots, types):
+            if slot is None:
+                if ty is not None:
+                    return None
+                continue
+            kind = key[slot[0]]
+            is_tensor = isinstance(kind, torch.dtype)
+            if ty is None:
+                if is_tensor or kind not in (1, -3):  # triton folds None and the int 1, nothing else here
+                    return None
+            elif (ty == "O") != is_tensor or is_tensor and key[slot[1]] >= 2:
+                return None  # a tensor not on a CUDA device
+        values = [f"_f_p{i}" for i in range(len(types))]
+        passed = [value for value, ty in zip(values, types) if ty is not None] + ["None"] * scratch
+        arg_types = "".join(ty for ty in types if ty is not None) + "O" * scratch
+        source = (
+            f"def _f_static(_f_g0, _f_g1, _f_g2, _f_stream, {', '.join(values)}):\n"
+            "    if _f_g0 > 0 and _f_g1 > 0 and _f_g2 > 0:\n"
+            f"        _f_L(_f_fn, _f_g0, _f_g1, _f_g2, {int(num_warps)}, {int(shared)}, {arg_types!r}, "
+            f"({', '.join(passed)},), _f_stream)\n"
+            "    else:\n"  # no program, or a negative size from a grid callable: triton's launcher decides
+            f"        _f_TL(_f_g0, _f_g1, _f_g2, _f_stream, _f_fn, _f_packed, None, None, None, {', '.join(values)})\n")
+        ns = {"_f_L": self.static_launch, "_f_fn": function, "_f_TL": launcher, "_f_packed": packed}
+        exec(compile(source, "<fast static launch>", "exec"), ns)
+        return ns["_f_static"]
 
 
-def _generate(jit: Any) -> _JitLauncher | None:
+def _generate(jit: Any, static_launch: Any, assume_cuda: bool = False) -> _JitLauncher | None:
     import inspect
 
     signature = inspect.signature(_compat.python_function(jit))
@@ -152,6 +200,11 @@ def _generate(jit: Any) -> _JitLauncher | None:
             p.kind not in (p.POSITIONAL_OR_KEYWORD,) or p.name.startswith("_f_") or p.name in reserved
             or keyword.iskeyword(p.name) for p in signature.parameters.values()):
         return None
+    specializations = [_compat.jit_param_specialization(param) for param in params]
+    if any(annotation and not is_constexpr for is_constexpr, _, _, annotation in specializations):
+        static_launch = None  # triton's launcher converts annotated scalars its own way
+    # Where a tensor is, and whether it is on a CUDA device, matters only to the static launch.
+    cuda_check = static_launch is not None and not assume_cuda
 
     ns: dict[str, Any] = {
         "_f_NOT_FAST": NOT_FAST, "_f_Tensor": torch.Tensor, "_f_Parameter": torch.nn.Parameter,
@@ -161,6 +214,9 @@ def _generate(jit: Any) -> _JitLauncher | None:
         "_f_dcfg": _compat.triton_driver_config, "_f_active": _UNSET,
         "_f_get_device": None, "_f_get_stream": None, "_f_cache": {},
         "_f_options_key": _options_key, "_f_check_globals": _check_globals,
+        # What _launch_directly asks, without its frames. See [Note: Eager fast path].
+        "_f_modes": _compat.dispatch_mode_stack_depth, "_f_function_modes": _compat.torch_function_mode_enabled,
+        "_f_functorch": _compat.functorch_interpreter_top,
     }
     header = []
     for name, p in signature.parameters.items():
@@ -171,6 +227,7 @@ def _generate(jit: Any) -> _JitLauncher | None:
             header.append(f"{name}=_f_default_{name}")
     body: list[str] = []
     add = body.append
+    add("if _f_modes() or _f_function_modes() or _f_functorch() is not None: return _f_NOT_FAST")
     add("if _f_grid.__class__ is _f_tuple:")
     add("    _f_n = _f_len(_f_grid)")
     add("    if not _f_n: return _f_NOT_FAST")
@@ -178,28 +235,37 @@ def _generate(jit: Any) -> _JitLauncher | None:
     # A negative size in a tuple grid is refused eagerly: today's path. See [Note: Launch checks].
     add("    if _f_g0 < 0 or _f_g1 < 0 or _f_g2 < 0: return _f_NOT_FAST")
     add("elif _f_grid is None: return _f_NOT_FAST")
-    slots: list[str] = []
-    for i, (name, param) in enumerate(zip(names, params)):
-        is_constexpr, specialize, align, _annotation = _compat.jit_param_specialization(param)
+    key_items: list[str] = []
+    slots: list[tuple[int, int] | None] = []
+    values: list[str] = []  # what the static launch gets: data_ptr() for a tensor, else the value
+    first_slot = 3 + len(option_knobs)  # after device, debug, options, knobs
+    for i, (name, (is_constexpr, specialize, align, _annotation)) in enumerate(zip(names, specializations)):
         if is_constexpr:
             add(f"if {name}.__class__ is not _f_int and _f_isinstance({name}, _f_Tensor): return _f_NOT_FAST")
-            slots.append(name)
+            slots.append(None)
+            key_items.append(name)
+            values.append(name)
             continue
         # Annotated parameters (x: tl.int32, y: tl.float32) are classified like the others:
         # a finer key than triton's ("i32",) + spec[1:] / ("fp32", None) is still exact.
-        s, a = f"_f_s{i}", f"_f_a{i}"
+        s, a, v = f"_f_s{i}", f"_f_a{i}", f"_f_v{i}"
+        aligned = f"(not {v} & 15)" if specialize and align else "0"
+        on_device = f" + (0 if {name}.is_cuda else 2)" if cuda_check else ""
         add(f"_f_t = {name}.__class__")
         add("if _f_t is _f_Tensor or _f_t is _f_Parameter:")
         add(f"    {s} = {name}.dtype")
-        add(f"    {a} = not {name}.data_ptr() & 15" if specialize and align else f"    {a} = None")
+        add(f"    {v} = {name}.data_ptr()")
+        add(f"    {a} = {aligned}{on_device}")
         add("elif _f_t is _f_int:")
-        add(f"    {a} = None")
+        add(f"    {a} = None; {v} = {name}")
         body.extend(_int_code_lines(name, s, specialize, align, "    "))
-        add(f"elif _f_t is _f_bool: {s} = -1; {a} = None")
-        add(f"elif _f_t is _f_float: {s} = -2; {a} = None")
-        add(f"elif {name} is None: {s} = -3; {a} = None")
+        add(f"elif _f_t is _f_bool: {s} = -1; {a} = None; {v} = {name}")
+        add(f"elif _f_t is _f_float: {s} = -2; {a} = None; {v} = {name}")
+        add(f"elif {name} is None: {s} = -3; {a} = None; {v} = None")
         add("else: return _f_NOT_FAST")
-        slots += [s, a]
+        slots.append((first_slot + len(key_items), first_slot + len(key_items) + 1))
+        key_items += [s, a]
+        values.append(v)
     # What triton's run does before its key: hooks, options, knobs, device.
     add("if _f_jit.pre_run_hooks: return _f_NOT_FAST")
     for hook in ("launch_enter_hook", "launch_exit_hook"):
@@ -217,18 +283,18 @@ def _generate(jit: Any) -> _JitLauncher | None:
     add("if _f_dbg.__class__ is not _f_bool: return _f_NOT_FAST")
     args_tuple = "(" + "".join(f"{n}, " for n in names) + ")"
     add(f"if _f_dcfg._active is not _f_active: return _f_setup(_f_grid, {args_tuple}, _f_options)")
-    knob_slots = []
+    knob_items = []
     for i, (_, namespace, attribute) in enumerate(option_knobs):
         ns[f"_f_knobs{i}"] = namespace
-        knob_slots.append(f"_f_knobs{i}.{attribute}")
+        knob_items.append(f"_f_knobs{i}.{attribute}")
     add("_f_dev = _f_get_device()")
-    add("_f_key = (" + ", ".join(["_f_dev", "_f_dbg", "_f_ok", *knob_slots, *slots]) + ",)")
+    add("_f_key = (" + ", ".join(["_f_dev", "_f_dbg", "_f_ok", *knob_items, *key_items]) + ",)")
     add("try:")
     add("    _f_e = _f_cache.get(_f_key)")
     add("except _f_TypeError:")  # an unhashable constexpr: triton raises its own error
     add("    return _f_NOT_FAST")
     add(f"if _f_e is None: return _f_miss(_f_key, _f_grid, {args_tuple}, _f_options)")
-    add("_f_kernel, _f_launcher, _f_function, _f_packed, _f_caches, _f_tkey = _f_e")
+    add("_f_kernel, _f_static, _f_launcher, _f_function, _f_packed, _f_caches, _f_tkey = _f_e")
     add("if _f_jit.device_caches.get(_f_dev) is not _f_caches or _f_caches[0].get(_f_tkey) is not _f_kernel:")
     add(f"    return _f_miss(_f_key, _f_grid, {args_tuple}, _f_options)")
     add("_f_u = _f_jit.used_global_vals")
@@ -238,40 +304,30 @@ def _generate(jit: Any) -> _JitLauncher | None:
     add(f"    if _f_callable(_f_grid): _f_grid = _f_grid({bound})")
     add("    _f_n = _f_len(_f_grid)")
     add("    _f_g0 = _f_grid[0]; _f_g1 = _f_grid[1] if _f_n > 1 else 1; _f_g2 = _f_grid[2] if _f_n > 2 else 1")
-    add("_f_launcher(_f_g0, _f_g1, _f_g2, _f_get_stream(_f_dev), _f_function, _f_packed, None, None, None, "
+    add("if _f_static is not None:")
+    add(f"    _f_static(_f_g0, _f_g1, _f_g2, _f_get_stream(_f_dev), {', '.join(values)})")
+    add("else:")
+    add("    _f_launcher(_f_g0, _f_g1, _f_g2, _f_get_stream(_f_dev), _f_function, _f_packed, None, None, None, "
         + ", ".join(names) + ")")
     add("return _f_kernel")
     source = (f"def _f_launch(_f_grid, {', '.join(header)}{', ' if header else ''}**_f_options):\n"
               + "".join(f"    {line}\n" for line in body))
     exec(compile(source, f"<fast launch of {getattr(jit, '__qualname__', 'kernel')}>", "exec"), ns)
-    launcher = _JitLauncher(jit, ns["_f_launch"], ns)
+    launcher = _JitLauncher(jit, ns["_f_launch"], ns, names, slots, static_launch)
     ns["_f_setup"] = launcher.setup
     ns["_f_miss"] = launcher.miss
     launcher.source = source
     return launcher
 
 
-def _call(launch: Callable[..., Any], grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
-    """launch(grid, *args, **kwargs); NOT_FAST when the arguments do not bind (triton's run
-    then raises its own TypeError)."""
-    try:
-        return launch(grid, *args, **kwargs)
-    except TypeError as error:
-        if error.__traceback__ is not None and error.__traceback__.tb_next is None:
-            return NOT_FAST
-        raise
-
-
 class _JitLayer:
-    """The innermost layer below heuristics / autotuning: kw holds grid and warmup."""
+    """The innermost layer below heuristics / autotuning."""
 
     def __init__(self, jit_launcher: _JitLauncher) -> None:
         self.jit_launcher = jit_launcher
 
-    def __call__(self, args: tuple, kw: dict[str, Any]) -> Any:
-        grid = kw.pop("grid")
-        kw.pop("warmup")
-        result = _call(self.jit_launcher.launch, grid, args, kw)
+    def __call__(self, grid: Any, args: tuple, kw: dict[str, Any]) -> Any:
+        result = call_fast(self.jit_launcher.launch, grid, args, kw)
         if result is NOT_FAST:
             return self.jit_launcher.jit.run(*args, grid=grid, warmup=False, **kw)
         return result
@@ -282,13 +338,14 @@ class _HeuristicsLayer:
         self.heuristics = heuristics
         self.inner = inner
 
-    def __call__(self, args: tuple, kw: dict[str, Any]) -> Any:
-        # Heuristics.run, triton 3.6-3.9: each value sees the arguments and every kwarg
-        # (grid and warmup included), earlier values too.
+    def __call__(self, grid: Any, args: tuple, kw: dict[str, Any]) -> Any:
+        # Heuristics.run, triton 3.6-3.9: each value sees a fresh dict of the arguments and
+        # every kwarg (grid and warmup first, as the launch passed them), earlier values too.
         h = self.heuristics
+        named = dict(zip(h.arg_names, args))
         for name, heuristic in h.values.items():
-            kw[name] = heuristic({**dict(zip(h.arg_names, args)), **kw})
-        return self.inner(args, kw)
+            kw[name] = heuristic({**named, "grid": grid, "warmup": False, **kw})
+        return self.inner(grid, args, kw)
 
 
 class _AutotuneLayer:
@@ -297,83 +354,101 @@ class _AutotuneLayer:
         self.inner = inner
         self.arg_names = list(autotuner.arg_names)
         self.arg_set = frozenset(self.arg_names)
+        self.key_names = list(autotuner.keys)
+        self.key_index = [(self.arg_names.index(k), k) for k in self.key_names]
         self.tuned: dict[tuple, tuple] = {}  # our tuning key -> (triton's tuning key, config)
 
     def _keys(self, args: tuple, kw: dict[str, Any]) -> tuple[tuple, list, list] | None:
         """Our tuning key, and what triton's is made of: Autotuner.run's key values, then
         str(dtype) of every argument with a dtype (ours keeps the dtype objects: no str() per
         call). None when an argument is of a kind we do not model."""
-        named = dict(zip(self.arg_names, args))
-        for name, value in kw.items():
-            if name in self.arg_set:
-                named[name] = value
-        values = [named[k] for k in self.autotuner.keys if k in named]
-        for value in values:
-            if isinstance(value, torch.Tensor):
-                return None
+        if self.autotuner.keys != self.key_names:
+            return None
+        count = len(args)
+        values = [args[i] if i < count else kw[name] for i, name in self.key_index if i < count or name in kw]
         dtypes = []
-        for value in named.values():
+        for value in args:
             cls = value.__class__
             if cls is torch.Tensor or cls is torch.nn.Parameter:
                 dtypes.append(value.dtype)
             elif cls not in _SIMPLE_OPTION_TYPES:
                 return None
+        for name, value in kw.items():
+            if name in self.arg_set:
+                cls = value.__class__
+                if cls is torch.Tensor or cls is torch.nn.Parameter:
+                    dtypes.append(value.dtype)
+                elif cls not in _SIMPLE_OPTION_TYPES:
+                    return None
+        for value in values:
+            if value.__class__ not in _SIMPLE_OPTION_TYPES:
+                return None
         return tuple(values + dtypes), values, dtypes
 
-    def __call__(self, args: tuple, kw: dict[str, Any]) -> Any:
+    def _slow(self, grid: Any, args: tuple, kw: dict[str, Any]) -> Any:
+        return self.autotuner.run(*args, grid=grid, warmup=False, **kw)
+
+    def __call__(self, grid: Any, args: tuple, kw: dict[str, Any]) -> Any:
         at = self.autotuner
         configs = at.configs
         if len(configs) > 1:
             keys = self._keys(args, kw)
             if keys is None:
-                return at.run(*args, **kw)
+                return self._slow(grid, args, kw)
             ours, values, dtypes = keys
-            try:
-                hit = self.tuned.get(ours)
-            except TypeError:
-                return at.run(*args, **kw)
+            hit = self.tuned.get(ours)
             if hit is None or at.cache.get(hit[0]) is not hit[1]:
                 triton_key = tuple(values + [str(d) for d in dtypes])
                 config = at.cache.get(triton_key)
                 if config is None:  # not tuned for this key: Autotuner.run tunes and launches
-                    return at.run(*args, **kw)
+                    return self._slow(grid, args, kw)
                 self.tuned[ours] = (triton_key, config)
             else:
                 config = hit[1]
         else:
             config = configs[0]
         if _compat.config_pre_hook(config) is not None:
-            return at.run(*args, **kw)
+            return self._slow(grid, args, kw)
         extra = config.all_kwargs()
         if not extra.keys().isdisjoint(kw):
-            return at.run(*args, **kw)  # triton raises its own error for the duplicate
+            return self._slow(grid, args, kw)  # triton raises its own error for the duplicate
         at.best_config = config
-        return self.inner(args, {**kw, **extra})
+        return self.inner(grid, args, {**kw, **extra})
 
 
 class FastLauncher:
-    """fast(grid, args, kwargs) -> result, or NOT_FAST for today's path."""
+    """`launch(grid, *args, **kwargs)` -> the launch's result, or NOT_FAST for today's path.
+
+    For a bare JITFunction `launch` is the generated function itself (no frame in between);
+    calling it with arguments that do not bind raises TypeError at the call (see call_fast).
+    """
 
     def __init__(self, top: Any, jit_launcher: _JitLauncher, layered: bool) -> None:
         self.top = top
         self.jit_launcher = jit_launcher
-        self.layered = layered
+        self.launch = self._layered if layered else jit_launcher.launch
 
-    def __call__(self, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
-        if not self.layered:
-            return _call(self.jit_launcher.launch, grid, args, kwargs)
+    def _layered(self, grid: Any, *args: Any, **kwargs: Any) -> Any:
         # Layers run user code (heuristics) before the innermost classification: decide about
-        # tensor subclasses first, as _launch_directly does.
+        # modes and tensor subclasses first, as _launch_directly does.
+        if (_compat.dispatch_mode_stack_depth() or _compat.torch_function_mode_enabled()
+                or _compat.functorch_interpreter_active()):
+            return NOT_FAST
         for value in args:
-            if isinstance(value, torch.Tensor) and value.__class__ not in _PLAIN_TENSOR_TYPES:
+            cls = value.__class__
+            if cls not in _PLAIN_CLASSES and isinstance(value, torch.Tensor):
                 return NOT_FAST
         for value in kwargs.values():
-            if isinstance(value, torch.Tensor) and value.__class__ not in _PLAIN_TENSOR_TYPES:
+            cls = value.__class__
+            if cls not in _PLAIN_CLASSES and isinstance(value, torch.Tensor):
                 return NOT_FAST
         if grid is None or "grid" in kwargs or "warmup" in kwargs or grid.__class__ is tuple and (
                 not grid or min(grid) < 0):  # See [Note: Launch checks]
             return NOT_FAST
-        return self.top(args, {"grid": grid, "warmup": False, **kwargs})
+        return self.top(grid, args, kwargs)
+
+    def __call__(self, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+        return call_fast(self.launch, grid, args, kwargs)
 
     def key(self, args: tuple, kwargs: dict[str, Any]) -> tuple | None:
         """The innermost key these arguments get (tests), or None when not fast."""
@@ -383,14 +458,25 @@ class FastLauncher:
         cache = self.jit_launcher.cache
         self.jit_launcher.namespace["_f_cache"] = {}
         try:
-            _call(self.jit_launcher.launch, (1,), args, kwargs)
+            call_fast(self.jit_launcher.launch, (1,), args, kwargs)
         finally:
             self.jit_launcher.namespace["_f_miss"] = miss
             self.jit_launcher.namespace["_f_cache"] = cache
         return captured[0] if captured else None
 
 
-def fast_launcher(kernel: Any) -> FastLauncher | None:
+def call_fast(launch: Callable[..., Any], grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+    """launch(grid, *args, **kwargs); NOT_FAST when the arguments do not bind (triton's run
+    then raises its own TypeError). _wrap inlines this on its hot path."""
+    try:
+        return launch(grid, *args, **kwargs)
+    except TypeError as error:
+        if error.__traceback__ is not None and error.__traceback__.tb_next is None:
+            return NOT_FAST
+        raise
+
+
+def fast_launcher(kernel: Any, static_launch: Any = _UNSET, assume_cuda: bool = False) -> FastLauncher | None:
     """The fast launch of a JITFunction, optionally under @triton.heuristics / @triton.autotune;
     None for anything else (an InterpretedFunction, a triton we do not know). See [Note: Fast launch]."""
     chain = []
@@ -404,7 +490,9 @@ def fast_launcher(kernel: Any) -> FastLauncher | None:
         kernel = kernel.fn
     if type(kernel) is not _compat.JITFunction or not _compat.FAST_LAUNCH_JIT:
         return None
-    jit_launcher = _generate(kernel)
+    if static_launch is _UNSET:
+        static_launch = _compat.static_cuda_launch() if _STATIC_LAUNCH else None
+    jit_launcher = _generate(kernel, static_launch, assume_cuda)
     if jit_launcher is None:
         return None
     layer: Any = _JitLayer(jit_launcher)

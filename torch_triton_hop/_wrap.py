@@ -12,7 +12,7 @@ from torch.compiler import is_dynamo_compiling
 
 from . import _compat
 from ._dynamo import dynamo_entry
-from ._fast_launch import NOT_FAST, fast_launcher
+from ._fast_launch import NOT_FAST, call_fast, fast_launcher
 from ._hopifier import negative_grid_error, tracing_hopifier
 from .errors import raise_unsupported
 
@@ -69,7 +69,8 @@ class TritonKernelWrapper:
         self.interpreter_config = interpreter_config
         # Under the interpreter triton cannot autotune; our launch path runs the first config.
         self.launch_directly = is_dynamo_compiling() or not _interpreted_autotuner(kernel)
-        self.fast_launch: Any = None  # built at the first eager launch; False: none. See [Note: Fast launch]
+        # launch(grid, *args, **kwargs), built at the first eager launch; False: none. See [Note: Fast launch]
+        self.fast_launch: Any = None
 
     @property
     def __wrapped_triton_kernel__(self) -> Any:
@@ -113,16 +114,19 @@ def _refuse_negative_grid(kernel: Any, grid: tuple) -> None:
     raise_unsupported(**negative_grid_error(_compat.python_function(base_kernel(kernel)).__name__, grid))
 
 
+def _build_fast_launch(wrapper: TritonKernelWrapper) -> Any:
+    launcher = fast_launcher(wrapper.kernel)
+    wrapper.fast_launch = launcher.launch if launcher is not None else False
+    return wrapper.fast_launch
+
+
 def _try_fast_launch(wrapper: TritonKernelWrapper, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
     """The launch through the fast path, or NOT_FAST (a mode, a subclass, anything it does not
-    model). The caller has checked wrapper.launch_directly. See [Note: Fast launch]."""
+    model; it checks them itself). The caller has checked wrapper.launch_directly. See [Note: Fast launch]."""
     fast = wrapper.fast_launch
     if fast is None:
-        fast = wrapper.fast_launch = fast_launcher(wrapper.kernel) or False
-    if not fast or (_compat.dispatch_mode_stack_depth() or _compat.torch_function_mode_enabled()
-                    or _compat.functorch_interpreter_active()):
-        return NOT_FAST
-    return fast(grid, args, kwargs)
+        fast = _build_fast_launch(wrapper)
+    return call_fast(fast, grid, args, kwargs) if fast else NOT_FAST
 
 
 class _GriddedKernel:
@@ -138,10 +142,14 @@ class _GriddedKernel:
             # _try_fast_launch inlined: this is the hot path. See [Note: Fast launch].
             fast = wrapper.fast_launch
             if fast is None:
-                fast = wrapper.fast_launch = fast_launcher(wrapper.kernel) or False
-            if fast and not (_compat.dispatch_mode_stack_depth() or _compat.torch_function_mode_enabled()
-                             or _compat.functorch_interpreter_active()):
-                result = fast(self.grid, args, kwargs)
+                fast = _build_fast_launch(wrapper)
+            if fast:
+                try:
+                    result = fast(self.grid, *args, **kwargs)
+                except TypeError as error:  # arguments that do not bind: triton's run reports them
+                    if error.__traceback__ is None or error.__traceback__.tb_next is not None:
+                        raise
+                    result = NOT_FAST
                 if result is not NOT_FAST:
                     return result
         if self.wrapper.launch_directly and _launch_directly(args, kwargs):
