@@ -7,6 +7,8 @@ own HOPs use. Each function imports inductor lazily: `import torch_triton_hop` m
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import threading
 from typing import Any
 
@@ -112,7 +114,7 @@ def triton_compiles_for(device: torch.device) -> bool:
 
 def user_defined_triton_kernel(
     kernel: Any, grids: list, kernel_args: dict[str, Any], reads: list[str], writes: list[str],
-    descriptors: dict[str, Any],
+    descriptors: dict[str, Any], scalar_types: dict[str, str],
 ) -> Any:
     """Lower one launch to inductor's ir.UserDefinedTritonKernel (a direct launch).
 
@@ -124,7 +126,8 @@ def user_defined_triton_kernel(
     already computed and cached, so each kernel is analysed once per process and the
     scheduler sees the same written set functionalization used. `descriptors` maps a
     parameter to the block shape of the TensorDescriptor inductor builds over its tensor
-    (torch's "stable" TMA metadata, 2.11-2.13).
+    (torch's "stable" TMA metadata, 2.11-2.13). `scalar_types` are the signature types of
+    scalar parameters, see scalar_argument_types.
     """
     import torch._higher_order_ops.triton_kernel_wrap as torch_triton
     from torch.fx.immutable_collections import immutable_list
@@ -156,7 +159,8 @@ def user_defined_triton_kernel(
         try:
             for name, fn in replacements.items():
                 setattr(torch_triton, name, fn)
-            return ir.UserDefinedTritonKernel(
+            return _typed_user_kernel_class()(
+                scalar_types,
                 kernel_idx=torch_triton.kernel_side_table.add_kernel(kernel),
                 grid=grids,
                 # inductor caches descriptors by (tensor, metadata): hashable, printed as a list
@@ -171,6 +175,90 @@ def user_defined_triton_kernel(
 
 
 _TORCH_ANALYSIS_LOCK = threading.Lock()
+
+
+@functools.cache
+def _typed_user_kernel_class() -> Any:
+    ir = inductor_ir()
+
+    class TypedUserDefinedTritonKernel(ir.UserDefinedTritonKernel):
+        """inductor's user-kernel node, defined with the scalar types triton's JIT would give."""
+
+        def __init__(self, scalar_types: dict[str, str], **kwargs: Any) -> None:
+            self.scalar_types = scalar_types
+            super().__init__(**kwargs)
+
+        def codegen(self, wrapper: Any) -> None:
+            with scalar_argument_types(self.scalar_types):
+                super().codegen(wrapper)
+
+    return TypedUserDefinedTritonKernel
+
+
+_scalar_types = threading.local()
+
+
+@contextlib.contextmanager
+def scalar_argument_types(types: dict[str, str]) -> Any:
+    """While inductor defines a user kernel in this thread: each scalar parameter named in
+    `types` gets that signature type, no divisible-by-16 attribute, and a bool True is not
+    made the constant 1. See [Note: Scalar argument types under inductor].
+
+    torch 2.11-2.13: define_user_defined_triton_kernel (codegen/wrapper.py) types its scalar
+    arguments (SizeArg) with signature_to_meta and marks them divisible by 16 with config_of,
+    both imported by name into codegen/wrapper.py, and makes an argument that
+    V.graph.sizevars.statically_known_equals(arg, 1) a constant. Both functions are wrapped
+    once, process-wide, and act only for the thread inside this context; the sizevars method
+    is shadowed on this graph's instance for its duration.
+    """
+    from torch._inductor.codegen import wrapper as wrapper_module
+    from torch._inductor.virtualized import V
+
+    _install_scalar_type_wrappers(wrapper_module)
+    sizevars = V.graph.sizevars
+    known_equals = sizevars.statically_known_equals
+
+    def statically_known_equals(left: Any, right: Any, *args: Any, **kwargs: Any) -> bool:
+        if isinstance(left, bool):  # triton's JIT never makes a bool a constant
+            return False
+        return known_equals(left, right, *args, **kwargs)
+
+    previous = getattr(_scalar_types, "types", None)
+    _scalar_types.types = types
+    sizevars.statically_known_equals = statically_known_equals
+    try:
+        yield
+    finally:
+        del sizevars.statically_known_equals
+        _scalar_types.types = previous
+
+
+@functools.cache
+def _install_scalar_type_wrappers(wrapper_module: Any) -> None:
+    from torch._inductor.codegen.common import ConstexprArg, SizeArg
+
+    signature_to_meta, config_of = wrapper_module.signature_to_meta, wrapper_module.config_of
+
+    def typed(signature: list[Any]) -> tuple[list[Any], dict[str, str]]:
+        """`signature` with our typed scalars as constexprs (so inductor computes nothing for them)."""
+        types = getattr(_scalar_types, "types", None) or {}
+        ours = {arg.name: types[arg.name] for arg in signature if isinstance(arg, SizeArg) and arg.name in types}
+        return [ConstexprArg(name=arg.name) if isinstance(arg, SizeArg) and arg.name in ours else arg
+                for arg in signature], ours
+
+    @functools.wraps(signature_to_meta)
+    def typed_signature_to_meta(signature: list[Any], *args: Any, **kwargs: Any) -> dict[str, str]:
+        signature, ours = typed(signature)
+        meta = signature_to_meta(signature, *args, **kwargs)
+        meta.update((name, typ) for name, typ in ours.items() if name in meta)
+        return meta
+
+    @functools.wraps(config_of)
+    def typed_config_of(signature: list[Any], *args: Any, **kwargs: Any) -> Any:
+        return config_of(typed(signature)[0], *args, **kwargs)
+
+    wrapper_module.signature_to_meta = typed_signature_to_meta
+    wrapper_module.config_of = typed_config_of
 
 
 def is_non_overlapping_and_dense(t: torch.Tensor) -> bool:

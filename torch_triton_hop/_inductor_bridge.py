@@ -39,6 +39,7 @@ from ._hops import (
     triton_kernel_wrapper_functional,
     triton_kernel_wrapper_mutation,
 )
+from ._scalar_types import eager_scalar_types
 from ._side_table import TensorDescriptorSpec, base_kernel, kernel_key_name, kernel_side_table
 from .errors import UnsupportedTritonKernelError, raise_unsupported
 
@@ -362,13 +363,13 @@ def _lower_launch(kernel, constant_args, configs, grids, kwargs, vals):
         _PythonLaunch.create(kernel, constant_args, configs, grids, kwargs, written, device, _PER_CONFIG_BLOCKS)
     else:
         _lower_to_user_defined_triton_kernel(kernel, triton_kernel, constant_args, configs, grid_list, kwargs,
-                                             accessed)
+                                             accessed, vals)
     for original, fixed in copied_back:
         _compat_inductor.inductor_lowering(torch.ops.aten.copy_.default)(original, fixed)
 
 
 def _lower_to_user_defined_triton_kernel(key, triton_kernel, constant_args, configs_json, grid_list, kwargs,
-                                         accessed):
+                                         accessed, vals):
     """The GPU path: inductor compiles the kernel and emits a direct launch."""
     launcher, launch_kwargs = launcher_for_inductor(key, configs_json, kwargs)
     kernel_args = dict(launch_kwargs)
@@ -393,8 +394,12 @@ def _lower_to_user_defined_triton_kernel(key, triton_kernel, constant_args, conf
     config_count = len(getattr(launcher, "configs", [None]))
     if len(grid_list) != config_count:
         grid_list = grid_list[:1] * config_count
+    # See [Note: Scalar argument types under inductor]
+    constexprs = {p.name for p in _compat.kernel_params(base_kernel(triton_kernel)) if p.is_constexpr}
+    scalar_types = eager_scalar_types({name: vals.get(name, value) for name, value in kernel_args.items()},
+                                      constexprs | tuned)
     _compat_inductor.user_defined_triton_kernel(launcher, grid_list, kernel_args, accessed.reads,
-                                                accessed.writes, descriptors)
+                                                accessed.writes, descriptors, scalar_types)
 
 
 # Why a launch goes through the package's Python launch path instead of inductor's own.
