@@ -121,7 +121,7 @@ def _time(fn, calls: int, sync) -> float:
     return (time.perf_counter() - start) / calls * 1e6
 
 
-def _cases(device: str, n: int):
+def _cases(device: str, n: int, with_triton_launcher: bool = False):
     x, y, out = (torch.randn(n, device=device) for _ in range(3))
     inputs = [torch.randn(n, device=device) for _ in range(10)]
     multipliers = list(range(2, 10))
@@ -149,6 +149,13 @@ def _cases(device: str, n: int):
             "torch_triton_hop.wrap_triton": lambda k=ours, g=grid, a=args, kw=kwargs: k[g](*a, **kw),
             "torch.library.wrap_triton": lambda k=library, g=grid, a=args, kw=kwargs: k[g](*a, **kw),
         }
+        if with_triton_launcher:  # ours, launching through triton's launcher instead of torch's static one
+            from torch_triton_hop._fast_launch import fast_launcher
+
+            ours_triton = torch_triton_hop.wrap_triton(kernel)  # a second wrapper of its own
+            ours_triton.fast_launch = fast_launcher(kernel, static_launch=None).launch
+            cases[name]["wrap_triton, triton's launcher"] = (
+                lambda k=ours_triton, g=grid, a=args, kw=kwargs: k[g](*a, **kw))
     return cases, (x, y, out, inputs, multipliers)
 
 
@@ -179,7 +186,7 @@ def main() -> None:
         _stub_triton()
     sync = torch.cuda.synchronize if args.real_launch else (lambda: None)
 
-    cases, data = _cases(device, args.n)
+    cases, data = _cases(device, args.n, with_triton_launcher=args.real_launch)
     for paths in cases.values():  # compile, tune, and warm every path's caches
         for fn in paths.values():
             for _ in range(3):
@@ -199,12 +206,16 @@ def main() -> None:
     print(f"torch {torch.__version__}, triton {triton.__version__}, launch {'real' if args.real_launch else 'stubbed'}"
           f", {torch.cuda.get_device_name() if args.real_launch else 'CPU'}; {args.rounds} interleaved rounds, "
           f"{args.calls} calls per path per round (torch.library: 1/20 of that)")
-    print(f"{'kernel':26s} {'path':30s} {'us/call':>9s} {'x raw':>7s}")
+    if args.real_launch:
+        from torch_triton_hop import _compat
+
+        print("torch's static CUDA launcher:", "available" if _compat.static_cuda_launch() else "not available")
+    print(f"{'kernel':26s} {'path':32s} {'us/call':>9s} {'x raw':>7s}")
     for name, paths in cases.items():
         raw = times[name, "raw kernel[grid](...)"]
         for path in paths:
             ratio = statistics.median(t / r for t, r in zip(times[name, path], raw))
-            print(f"{name:26s} {path:30s} {statistics.median(times[name, path]):9.2f} {ratio:7.2f}")
+            print(f"{name:26s} {path:32s} {statistics.median(times[name, path]):9.2f} {ratio:7.2f}")
 
 
 if __name__ == "__main__":

@@ -532,3 +532,278 @@ def test_static_launch_leaves_what_it_cannot_do_to_triton(stub):
     for grid in [(1,), (1,), (1,), lambda meta: (0,)]:
         fast(grid, (x, x, x, 16), {"BLOCK": 4})
     assert len(static_calls) == 1 and stub.launches[-1][1][0] == 0  # no program: triton's launcher
+
+
+# --- on a GPU ---------------------------------------------------------------------------------
+
+
+@triton.jit
+def _gpu_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def _gpu_many(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, out_ptr, n, m0, m1, m2, m3, m4, m5, m6, m7, scale,
+              BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    acc = tl.load(a0 + offs, mask=mask) * m0 + tl.load(a1 + offs, mask=mask) * m1
+    acc += tl.load(a2 + offs, mask=mask) * m2 + tl.load(a3 + offs, mask=mask) * m3
+    acc += tl.load(a4 + offs, mask=mask) * m4 + tl.load(a5 + offs, mask=mask) * m5
+    acc += tl.load(a6 + offs, mask=mask) * m6 + tl.load(a7 + offs, mask=mask) * m7
+    acc += tl.load(a8 + offs, mask=mask) + tl.load(a9 + offs, mask=mask)
+    tl.store(out_ptr + offs, acc * scale, mask=mask)
+
+
+@triton.jit
+def _gpu_accumulate(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.atomic_add(out_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def _gpu_even(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) + tl.load(y_ptr + offs))
+    else:
+        mask = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+def _meta_grid(meta):
+    return (triton.cdiv(meta["n"], meta["BLOCK"]),)
+
+
+def _count_triton_runs(monkeypatch):
+    calls = []
+    real = JITFunction.run
+    monkeypatch.setattr(JITFunction, "run", lambda self, *a, **k: calls.append(1) or real(self, *a, **k))
+    return calls
+
+
+def _add_cases():
+    base = torch.randn(4099, device="cuda")
+    other = torch.randn(4099, device="cuda")
+    return [
+        (base[:4096], other[:4096], 4096, 256),  # aligned
+        (base[1:4097], other[1:4097], 4096, 256),  # misaligned views after the aligned call
+        (base[:1], other[:1], 1, 256),  # size 1: triton makes n a constexpr
+        (base[:17], other[3:20], 17, 256),  # odd size, one misaligned
+        (base[:1000].half(), other[:1000].half(), 1000, 256),  # dtype change
+        (base[:1000], other[:1000], 1000, 128),  # constexpr change
+        (base[:4096], other[:4096], 4096, 256),  # back to the first
+        (base[2:4098], other[:4096], 4096, 256),
+    ]
+
+
+@pytest.mark.gpu
+def test_gpu_results_equal_raw_triton(monkeypatch):
+    """Aligned, misaligned views (also after an aligned call), size 1, odd sizes, dtype and
+    constexpr changes, tuple and callable grids: ours equals raw triton and torch."""
+    ours = wrap_triton(_gpu_add)
+    for x, y, n, block in _add_cases():
+        for grid in [(triton.cdiv(n, block),), _meta_grid]:
+            expected = x + y
+            raw_out, our_out = torch.full_like(x, -1.0), torch.full_like(x, -1.0)
+            _gpu_add[grid](x, y, raw_out, n, BLOCK=block)
+            for _ in range(3):
+                our_out.fill_(-1.0)
+                ours[grid](x, y, our_out, n, BLOCK=block)
+            torch.cuda.synchronize()
+            torch.testing.assert_close(raw_out, expected)
+            torch.testing.assert_close(our_out, raw_out)
+    calls = _count_triton_runs(monkeypatch)
+    x, y, n, block = _add_cases()[0]
+    out = torch.empty_like(x)
+    ours[(triton.cdiv(n, block),)](x, y, out, n, BLOCK=block)
+    assert calls == []  # the fast path launched it
+
+
+@pytest.mark.gpu
+def test_gpu_misaligned_view_after_aligned_call():
+    """The kernel specialized for 16-byte aligned pointers is never reused for a misaligned view."""
+    ours = wrap_triton(_gpu_add)
+    base = torch.arange(4097, device="cuda", dtype=torch.float32)
+    for _ in range(3):
+        out = torch.empty(4096, device="cuda")
+        ours[(16,)](base[:4096], base[:4096], out, 4096, BLOCK=256)
+    torch.testing.assert_close(out, 2 * base[:4096])
+    view = base[1:]
+    out = torch.empty(4096, device="cuda")
+    ours[(16,)](view, view, out, 4096, BLOCK=256)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, 2 * view)
+
+
+@pytest.mark.gpu
+def test_gpu_static_launch_is_used_where_it_can_be():
+    if _compat.static_cuda_launch() is None:
+        pytest.skip("this torch has no static CUDA launcher")
+    fast = fast_launcher(_gpu_add)
+    x = torch.randn(4096, device="cuda")
+    out = torch.empty_like(x)
+    for _ in range(3):
+        fast((16,), (x, x, out, 4096), {"BLOCK": 256})
+    torch.testing.assert_close(out, 2 * x)
+    assert [entry[1] is not None for entry in fast.jit_launcher.cache.values()] == [True]
+
+
+@pytest.mark.gpu
+def test_gpu_twenty_arguments():
+    ours = wrap_triton(_gpu_many)
+    inputs = [torch.randn(999, device="cuda") for _ in range(10)]
+    multipliers = list(range(2, 10))
+    expected = (sum(a * m for a, m in zip(inputs, multipliers)) + inputs[8] + inputs[9]) * 0.5
+    for _ in range(3):
+        out = torch.empty(999, device="cuda")
+        ours[(4,)](*inputs, out, 999, *multipliers, 0.5, BLOCK=256)
+    torch.testing.assert_close(out, expected)
+
+
+@pytest.mark.gpu
+def test_gpu_autotuned_after_tuning_goes_fast(monkeypatch):
+    """After tuning a key, launches take the fast path with the chosen config; a new key tunes;
+    reset_to_zero keeps an accumulating kernel right."""
+    kernel = triton.autotune(configs=[triton.Config({"BLOCK": 128}, num_warps=2),
+                                      triton.Config({"BLOCK": 512}, num_warps=4)],
+                             key=["n"], reset_to_zero=["out_ptr"])(_gpu_accumulate)
+    ours = wrap_triton(kernel)
+    x = torch.randn(3000, device="cuda")
+    for _ in range(3):
+        out = torch.zeros_like(x)
+        ours[_meta_grid](x, out, 3000)
+        torch.testing.assert_close(out, x)
+    chosen = kernel.best_config
+    calls = _count_triton_runs(monkeypatch)
+    out = torch.zeros_like(x)
+    ours[_meta_grid](x, out, 3000)
+    torch.testing.assert_close(out, x)
+    assert calls == [] and kernel.best_config is chosen
+    y = torch.randn(5000, device="cuda")
+    out = torch.zeros_like(y)
+    ours[_meta_grid](y, out, 5000)  # a new key: triton tunes
+    torch.testing.assert_close(out, y)
+    assert len(kernel.cache) == 2
+
+
+@pytest.mark.gpu
+def test_gpu_autotuned_restore_value():
+    kernel = triton.autotune(configs=[triton.Config({"BLOCK": 128}), triton.Config({"BLOCK": 256})],
+                             key=["n"], restore_value=["out_ptr"])(_gpu_accumulate)
+    ours = wrap_triton(kernel)
+    x = torch.randn(1000, device="cuda")
+    for _ in range(3):
+        out = torch.ones_like(x)
+        ours[_meta_grid](x, out, 1000)
+        torch.testing.assert_close(out, x + 1)
+
+
+@pytest.mark.gpu
+def test_gpu_heuristics(monkeypatch):
+    kernel = triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})(_gpu_even)
+    ours = wrap_triton(kernel)
+    x, y = torch.randn(4096, device="cuda"), torch.randn(4096, device="cuda")
+    for n in (4096, 4000, 4096, 4000, 4096):
+        out = torch.zeros_like(x)
+        ours[_meta_grid](x, y, out, n, BLOCK=256)
+        torch.testing.assert_close(out[:n], (x + y)[:n])
+        torch.testing.assert_close(out[n:], torch.zeros_like(out[n:]))
+    calls = _count_triton_runs(monkeypatch)
+    ours[_meta_grid](x, y, out, 4000, BLOCK=256)
+    assert calls == []
+
+
+@pytest.mark.gpu
+def test_gpu_launch_goes_to_the_current_stream():
+    """A launch on a side stream waits for what that stream has queued (a sleep, then a copy)."""
+    ours = wrap_triton(_gpu_add)
+    x, y, new = (torch.randn(4096, device="cuda") for _ in range(3))
+    out = torch.empty_like(x)
+    for _ in range(3):
+        ours[(16,)](x, y, out, 4096, BLOCK=256)
+    torch.cuda.synchronize()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(50_000_000)
+        x.copy_(new)
+        ours[(16,)](x, y, out, 4096, BLOCK=256)
+    side.synchronize()
+    torch.testing.assert_close(out, new + y)
+
+
+@pytest.mark.gpu
+def test_gpu_cuda_graph_capture():
+    ours = wrap_triton(_gpu_add)
+    x, y = torch.randn(4096, device="cuda"), torch.randn(4096, device="cuda")
+    out = torch.empty_like(x)
+    for _ in range(3):
+        ours[(16,)](x, y, out, 4096, BLOCK=256)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        ours[(16,)](x, y, out, 4096, BLOCK=256)
+    x.copy_(torch.randn_like(x))
+    graph.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, x + y)
+
+
+@pytest.mark.gpu
+def test_gpu_threads():
+    ours = wrap_triton(_gpu_add)
+    xs = [torch.randn(1000 + 16 * i, device="cuda") for i in range(8)]
+    outs = [torch.empty_like(x) for x in xs]
+    errors = []
+
+    def work(i):
+        try:
+            for _ in range(100):
+                ours[_meta_grid](xs[i], xs[i], outs[i], xs[i].numel(), BLOCK=128)
+        except Exception as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    torch.cuda.synchronize()
+    assert not errors
+    for x, out in zip(xs, outs):
+        torch.testing.assert_close(out, 2 * x)
+
+
+@pytest.mark.gpu
+def test_gpu_second_device():
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    ours = wrap_triton(_gpu_add)
+    for device in (0, 1, 0, 1):
+        with torch.cuda.device(device):
+            x = torch.randn(4096, device="cuda")
+            out = torch.empty_like(x)
+            for _ in range(2):
+                ours[(16,)](x, x, out, 4096, BLOCK=256)
+            torch.cuda.synchronize()
+            torch.testing.assert_close(out, 2 * x)
+
+
+@pytest.mark.gpu
+def test_gpu_launch_hooks_see_every_launch():
+    ours = wrap_triton(_gpu_add)
+    x = torch.randn(4096, device="cuda")
+    out = torch.empty_like(x)
+    for _ in range(3):
+        ours[(16,)](x, x, out, 4096, BLOCK=256)
+    seen = []
+    hook = seen.append
+    _compat.triton_knobs.runtime.launch_enter_hook.add(hook)
+    try:
+        ours[(16,)](x, x, out, 4096, BLOCK=256)
+    finally:
+        _compat.triton_knobs.runtime.launch_enter_hook.remove(hook)
+    assert len(seen) == 1

@@ -34,6 +34,16 @@
 # The stream is the driver's current stream of the current device (what triton uses;
 # a CUDA graph capture sees its capture stream). Grid callables get the bound arguments.
 #
+# **Static launch.** Where torch has its launcher for triton cubins
+# (_compat.static_cuda_launch, inductor's) and the compiled kernel needs nothing triton's
+# launcher adds (_compat.static_launch_plan: one CTA, no scratch memory, no cooperative
+# grid / PDL / descriptors / gsan, scalars i32 / i64 / u64 / fp32, no annotated scalars),
+# the launch is one cuLaunchKernel of triton's own CUfunction: the non-constexpr arguments
+# in order, tensors as their data_ptr() (read for the key anyway; every tensor must be on a
+# CUDA device, a fact in the key, so triton's pointer check could not fail), then the two
+# scratch pointers as None. A grid with a size <= 0 goes to triton's launcher.
+# TORCH_TRITON_HOP_STATIC_LAUNCH=0 turns it off.
+#
 # **Layers.** @triton.heuristics values are computed per call exactly as Heuristics.run
 # does; @triton.autotune finds the tuned config (a key not tuned yet runs Autotuner.run,
 # which tunes), sets best_config and passes config.all_kwargs() down.
