@@ -41,11 +41,12 @@ import textwrap
 import time
 from typing import Any
 
+import numpy
 import torch
 import triton
 import triton.language as tl
 
-SIZE = 64          # elements per buffer
+SIZE = 72          # elements per buffer: stores reach [0, 64), data-dependent conditions read [64, 66)
 BLOCK = 8          # elements per program
 GRID = 8           # programs per launch: key = sel + program_id takes 8 values per sel
 # Runtime scalars: key = sel + program_id covers [8, 16) and [24, 32) (bits 0-2 and 4 take both values; sel
@@ -119,6 +120,23 @@ def _fz_nested(p, q, offs, v, c):
 @triton.jit
 def _fz_max(a, b):
     return tl.maximum(a, b)
+
+
+@triton.jit
+def _fz_store_pair(ps, offs, v):
+    tl.store(ps[0] + offs, v)
+    tl.store(ps[1] + offs, v + 1.0)
+
+
+@triton.jit
+def _fz_store_loop(p, offs, v, n):
+    for i in range(n):
+        tl.store(p + offs + i * 8, v + i)
+
+
+@triton.jit(noinline=True)
+def _fz_store_scalar(p, k, v):
+    tl.store(p + k, v)
 '''
 
 
@@ -186,6 +204,7 @@ class _Generator:
         self.loops: list[str] = []           # loop indices in scope
         self.path_bits: list[Any] = []       # what the enclosing runtime conditions test
         self.statement_bits: list[Any] = []  # what the conditions of the current statement test
+        self.all_bits: set[Any] = set()      # what any condition so far tests
         self.depth = 0
         self.returned = False
 
@@ -205,37 +224,59 @@ class _Generator:
         return by_role or live
 
     # expressions
-    def cond(self, nest: bool = False) -> str:
-        """A runtime condition. Conditions nested in one another test different bits of key (or
-        n), so every path through them is taken by some program and configuration."""
+    def cond(self, nest: bool = False, fresh: bool = False) -> str:
+        """A runtime condition: the parity of some bits of key, or a test of n.
+
+        [Note: Conditions as parities of key]
+        Over the 16 values of key, the parities of two different bit sets are independent,
+        and so on for any sets none of which is the sum of others. A condition nested in
+        others (or in the same statement) takes a set outside what they span, so every path
+        through them is taken by some program; conditions elsewhere take sets not used
+        before while there are some, so a choice made by one statement is rarely decided
+        by the condition of another. (`fresh`: only sets no condition has used.)
+        """
         r = self.rng
-        taken = self.path_bits + self.statement_bits
-        free = [b for b in _BITS if b not in taken]
-        choices = []
+        taken = [m for m in self.path_bits + self.statement_bits if m != "n"]
+        span = {0}
+        for m in taken:
+            span |= {x ^ m for x in span}
+        free = [m for m in range(1, 16) if m not in span]
+        unused = [m for m in free if m not in self.all_bits]
+        if fresh:
+            free = unused
+        choices: list[tuple[str, Any]] = []  # (condition, what it tests)
         if free:
-            bit = r.choice(free)
+            mask = r.choice(unused if unused and r.random() < 0.9 else free)
+            bits = [b for i, b in enumerate(_BITS) if mask >> i & 1]
             v = r.randint(0, 1)
-            choices += [f"((key >> {bit}) & 1) == {v}", f"(key & {1 << bit}) != {0 if v else 1 << bit}",
-                        f"(key >> {bit}) % 2 == {v}"]
-            if bit == 0:
-                choices.append(f"key % 2 == {v}")
-                loads = self.usable("load")
-                if loads and r.random() < 0.3:  # data-dependent: buffers alternate in sign
-                    choices.append(f"tl.load({r.choice(loads)} + (key & 1)) {'<' if v else '>'} 0")
-            if bit == 4:
-                choices.append(r.choice(["key > 20", "key >= 24"] if v else ["key < 20", "key <= 15"]))
-        if "n" not in taken:
-            choices.append(f"n {r.choice(['>', '=='])} 1")
+            if len(bits) == 1:
+                bit = bits[0]
+                choices += [(f"((key >> {bit}) & 1) == {v}", mask),
+                            (f"(key & {1 << bit}) != {0 if v else 1 << bit}", mask),
+                            (f"(key >> {bit}) % 2 == {v}", mask)]
+                if bit == 0:
+                    choices.append((f"key % 2 == {v}", mask))
+                    loads = self.usable("load")
+                    if loads and r.random() < 0.3:  # data-dependent: buffers alternate in sign
+                        choices.append((f"tl.load({r.choice(loads)} + 64 + (key & 1)) {'<' if v else '>'} 0", mask))
+                if bit == 4:
+                    choices.append((r.choice(["key > 20", "key >= 24"] if v else ["key < 20", "key <= 15"]), mask))
+            else:
+                shifted = [f"(key >> {b})" if b else "key" for b in bits]
+                choices += [(f"(({' ^ '.join(shifted)}) & 1) == {v}", mask),
+                            (f"({' + '.join(shifted)}) % 2 == {v}", mask)]
+        if "n" not in self.path_bits + self.statement_bits and not (fresh and "n" in self.all_bits):
+            choices.append((f"n {r.choice(['>', '=='])} 1", "n"))
             if self.loops:
-                choices.append(f"{r.choice(self.loops)} % 2 == {r.randint(0, 1)}")
+                choices.append((f"{r.choice(self.loops)} % 2 == {r.randint(0, 1)}", "n"))
         if not choices:
-            choices = [f"((key >> {r.choice(_BITS)}) & 1) == {r.randint(0, 1)}"]
-        chosen = r.choice(choices)
-        used = ("n" if "n " in chosen or " % 2 == " in chosen and "key" not in chosen
-                else next((b for b in _BITS if f"key >> {b})" in chosen or f"key & {1 << b})" in chosen
-                           or (b == 0 and ("key % 2" in chosen or "key & 1" in chosen))
-                           or (b == 4 and ("key <" in chosen or "key >" in chosen))), None))
+            if fresh:
+                return ""
+            bit = r.choice(_BITS)
+            choices = [(f"((key >> {bit}) & 1) == {r.randint(0, 1)}", 1 << _BITS.index(bit))]
+        chosen, used = r.choice(choices)
         (self.path_bits if nest else self.statement_bits).append(used)
+        self.all_bits.add(used)
         return chosen
 
     def ptr(self, depth: int = 0) -> str:
@@ -321,7 +362,9 @@ class _Generator:
         if self.depth < 3:
             kinds += ["if", "if", "constexpr_if", "for", "while"]
             kinds += ["optional"] * sum(1 for t in self.guards if t not in self.open_optional)
-        kinds += ["descriptor"]
+        kinds += ["descriptor", "shaped"]
+        if self.rng.random() < 0.02:
+            kinds += ["from_integer"]
         if HAS_BLOCK_POINTERS:
             kinds += ["block_pointer"]
         if self.depth == 0 and len(self.path_bits) < 2:
@@ -370,6 +413,9 @@ class _Generator:
             f"_fz_store_if({self.ptr()}, offs, {self.value()}, {self.cond()})",
             f"_fz_nested({self.ptr()}, {self.ptr()}, offs, {self.value()}, {self.cond()})",
             f"acc += _fz_load({self.ptr()}, offs{self.extra()})",
+            f"_fz_store_pair(({self.ptr()}, {self.ptr()}), offs, {self.value()})",
+            f"_fz_store_loop({self.ptr()}, offs, {self.value()}, n)",
+            f"_fz_store_scalar({self.ptr()}, {r.choice([0, 3, 7])}, tl.sum(acc, axis=0) + 1.5)",
         ]
         variables = self.visible("ptr")
         if variables:
@@ -465,10 +511,36 @@ class _Generator:
             lines.append(f"acc += tl.sum({load}, axis=0)" if what == "load" else store)
         return lines
 
+    def _shaped(self) -> list[str]:
+        """Blocks of pointers reshaped, joined, transposed, bitcast, two-dimensional."""
+        r = self.rng
+        p, q, value = self.ptr(), self.ptr(), self.value()
+        return [r.choice([
+            f"tl.store(tl.join({p} + offs, {q} + offs), tl.join({value}, acc - 1.5))",
+            f"acc += tl.sum(tl.load(tl.join({p} + offs, {q} + offs)), axis=1)",
+            f"tl.store(tl.trans(tl.reshape({p} + offs, [2, {BLOCK // 2}])), "
+            f"tl.trans(tl.reshape({value}, [2, {BLOCK // 2}])))",
+            f"tl.store(({p} + offs).to(tl.pointer_type(tl.int32)), offs + {r.randint(1, 9)})",
+            f"acc += tl.load(({p} + offs).to(tl.pointer_type(tl.int32))).to(tl.float32) * 1e-38",
+            f"tl.store({p} + offs.to(tl.int64) + tl.multiple_of((key & 1) * 8, 8), {value})",
+            f"tl.store(tl.max_contiguous(tl.multiple_of({p} + offs, {BLOCK}), {BLOCK}), {value})",
+            f"tl.store({p} + tl.arange(0, 2)[:, None] * {BLOCK} + offs[None, :], "
+            f"tl.broadcast_to(({value})[None, :], [2, {BLOCK}]))",
+            f"acc += tl.sum(tl.load({p} + tl.arange(0, 2)[:, None] * {BLOCK} + offs[None, :]), axis=0)",
+            f"tl.store(tl.gather({p} + offs, (offs + {r.randint(1, 7)}) % {BLOCK}, 0), {value})",
+            f"tl.store(tl.reshape(tl.broadcast_to(({p} + offs)[None, :], [2, {BLOCK}]), [{2 * BLOCK}]), "
+            f"tl.full([{2 * BLOCK}], {r.choice([2.5, -3.0])}, tl.float32))",
+        ])]
+
+    def _from_integer(self) -> list[str]:
+        """A pointer made from an integer: the analysis cannot follow it and must fall back."""
+        return [f"tl.store(tl.cast(tl.cast({self.ptr()}, tl.int64) + 8, tl.pointer_type(tl.float32)) + offs, "
+                f"{self.value()})"]
+
     def _block_pointer(self) -> list[str]:
         r = self.rng
         b = self.fresh("bp")
-        lines = [f"{b} = tl.make_block_ptr({self.ptr()}, shape=({SIZE - _MAX_VAR_OFFSET},), strides=(1,), "
+        lines = [f"{b} = tl.make_block_ptr({self.ptr()}, shape=({64 - _MAX_VAR_OFFSET},), strides=(1,), "
                  f"offsets=({r.choice([0, 8])},), block_shape=({BLOCK},), order=(0,))"]
         if r.random() < 0.4:
             lines.append(f"{b} = tl.advance({b}, ({BLOCK},))")
@@ -477,11 +549,18 @@ class _Generator:
         return lines
 
     def _early_return(self) -> list[str]:
+        """`if c: ...; return`: the rest of the kernel runs only where c is false, so c tests
+        what no earlier condition tested (else an earlier choice could be decided by it)."""
         self.depth += 1
         self.scopes.append({})
-        head = f"if {self.cond(nest=True)}:"
+        condition = self.cond(nest=True, fresh=True)
+        if not condition:
+            self.scopes.pop()
+            self.depth -= 1
+            return self._if()
+        head = f"if {condition}:"  # what it tests stays taken: the rest of the kernel runs only where it is false
         body = self._store() if self.rng.random() < 0.7 else []
-        self.scopes.pop()  # what the condition tests stays taken: the rest of the kernel runs only without it
+        self.scopes.pop()
         self.depth -= 1
         return [head] + ["    " + line for line in body + ["return"]]
 
@@ -538,7 +617,8 @@ def _perturbed(x: torch.Tensor) -> torch.Tensor:
 
 def _run(case: FuzzCase, sel: int, n: int, data: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     data = {t: x.clone() for t, x in data.items()}
-    case.kernel[(GRID,)](**case.kwargs(sel, n, data))
+    with numpy.errstate(all="ignore"):  # a gather index cast from a huge float: harmless here
+        case.kernel[(GRID,)](**case.kwargs(sel, n, data))
     return data
 
 

@@ -220,3 +220,20 @@ def test_a_module_of_hundreds_of_interpreted_kernels_is_analysed(tmp_path, monke
         accesses = identify_accessed_tensors(kernel, kwargs)
         assert accesses.fallback_reason is None
         assert (accesses.reads, accesses.writes) == (["x_ptr"], ["out_ptr"])
+
+
+@triton.jit
+def _store_through_a_tuple_argument(x_ptr, outs, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs)
+    tl.store(outs[0] + offs, v)
+    tl.store(outs[1] + offs, v + 1)
+
+
+def test_a_tuple_of_tensors_falls_back_and_is_reported_written():
+    """Found while extending the analysis fuzzer: the fallback for a tuple argument named only
+    the plain tensor arguments as written, not the tensors in the tuple the kernel writes."""
+    kwargs = {"x_ptr": torch.zeros(8), "outs": (torch.zeros(8), torch.zeros(8)), "BLOCK": 8}
+    accesses = identify_accessed_tensors(_store_through_a_tuple_argument, kwargs)
+    assert accesses.writes == ["x_ptr", "outs"]
+    assert "argument outs is a tuple holding tensors" in accesses.fallback_reason

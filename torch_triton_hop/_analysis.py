@@ -314,6 +314,10 @@ def _ttir_argument_names(base: Any, args: dict[str, Any], folded: set[int]) -> l
     names: list[str | None] = []
     for index, param in enumerate(_compat.kernel_params(base)):
         value = args.get(param.name)
+        if isinstance(value, (tuple, list)) and _is_tensor_argument(value):
+            # triton flattens a tuple into one TTIR parameter per leaf (constexpr and folded
+            # leaves excepted); this mapping does not follow that, so it cannot name the leaves.
+            raise AnalysisFallback(f"argument {param.name} is a tuple holding tensors")
         if index in folded or param.is_constexpr or value is None:
             continue
         names.append(param.name)
@@ -323,6 +327,9 @@ def _ttir_argument_names(base: Any, args: dict[str, Any], folded: set[int]) -> l
 
 
 def _is_tensor_argument(value: Any) -> bool:
+    """A tensor, a host TensorDescriptor, or a tuple holding one (reported by the tuple's name)."""
+    if isinstance(value, (tuple, list)):
+        return any(_is_tensor_argument(v) for v in value)
     return isinstance(value, torch.Tensor) or _compat.is_host_tensor_descriptor(value)
 
 
