@@ -43,7 +43,7 @@ def launch_arguments(line):
 def copies(code):
     """Lines that copy tensor data: clones, copy_, and inductor's own kernels (a copy is one)."""
     call = code[code.index("def call("):]
-    return re.findall(r"^.*(?:clone|\.copy_\(|cpp_fused_\w+\(|triton_\w+_fused_\w*\.run\().*$", call, re.M)
+    return re.findall(r"^(?!\s*#).*(?:clone|\.copy_\(|cpp_fused_\w+\(|triton_\w+_fused_\w*\.run\().*$", call, re.M)
 
 
 def allocations(code):

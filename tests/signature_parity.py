@@ -15,21 +15,29 @@ import sys
 os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")  # compile in this process, where we record
 
 import torch  # noqa: E402
+import triton  # noqa: E402
+import triton.compiler  # noqa: E402
 import triton.compiler.compiler as triton_compiler  # noqa: E402
 
 from torch_triton_hop import wrap_triton  # noqa: E402
 from torch_triton_hop._side_table import base_kernel  # noqa: E402
 
 RECORDS = []
-_init = triton_compiler.ASTSource.__init__
 
 
-def _recording_init(self, *args, **kwargs):
-    _init(self, *args, **kwargs)
-    RECORDS.append(self)
+def _recording(compile_fn):
+    """triton.compile, recording the sources it compiles (not the ones the TTIR analyses make)."""
+    def compile(src, *args, **kwargs):
+        if isinstance(src, triton_compiler.ASTSource):
+            RECORDS.append(src)
+        return compile_fn(src, *args, **kwargs)
+
+    return compile
 
 
-triton_compiler.ASTSource.__init__ = _recording_init
+# Before any kernel runs: triton's JIT binds triton.compiler.compile at its first launch,
+# inductor calls triton.compile.
+triton.compile = triton.compiler.compile = triton_compiler.compile = _recording(triton_compiler.compile)
 
 
 def describe(source):
