@@ -137,6 +137,32 @@ def _fz_store_loop(p, offs, v, n):
 @triton.jit(noinline=True)
 def _fz_store_scalar(p, k, v):
     tl.store(p + k, v)
+
+
+@triton.jit
+def _fz_walk(p, q, n):
+    for i in range(n):
+        p, q = q, p
+    return p
+
+
+@triton.jit
+def _fz_store_and_count(p, offs, v, i, n):
+    tl.store(p + offs, v + i)
+    return i < n
+
+
+@triton.jit
+def _fz_store_flag(p, offs, v, FLAG: tl.constexpr):
+    if FLAG:
+        tl.store(p + offs, v)
+    else:
+        tl.store(p + offs + 8, v)
+
+
+@triton.jit
+def _fz_desc_store(desc, v):
+    desc.store([0, 0], v)
 '''
 
 
@@ -363,7 +389,7 @@ class _Generator:
             kinds += ["if", "if", "constexpr_if", "for", "while"]
             kinds += ["optional"] * sum(1 for t in self.guards if t not in self.open_optional)
         kinds += ["descriptor", "shaped"]
-        if self.rng.random() < 0.02:
+        if self.rng.random() < 0.005:
             kinds += ["from_integer"]
         if HAS_BLOCK_POINTERS:
             kinds += ["block_pointer"]
@@ -416,6 +442,8 @@ class _Generator:
             f"_fz_store_pair(({self.ptr()}, {self.ptr()}), offs, {self.value()})",
             f"_fz_store_loop({self.ptr()}, offs, {self.value()}, n)",
             f"_fz_store_scalar({self.ptr()}, {r.choice([0, 3, 7])}, tl.sum(acc, axis=0) + 1.5)",
+            f"_fz_store(_fz_walk({self.ptr()}, {self.ptr()}, n), offs, {self.value()})",
+            f"_fz_store_flag({self.ptr()}, offs, {self.value()}, {r.choice(['F0', 'F1', 'True', 'False'])})",
         ]
         variables = self.visible("ptr")
         if variables:
@@ -492,7 +520,11 @@ class _Generator:
     def _while(self) -> list[str]:
         i = self.fresh("i")
         self.loops.append(i)
-        lines = self.block([f"{i} = 0", f"while {i} < n:"])
+        if self.rng.random() < 0.25:  # a store in the loop's condition (scf.while's "before" region)
+            head = f"while _fz_store_and_count({self.ptr()}, offs, {self.value()}, {i}, n):"
+        else:
+            head = f"while {i} < n:"
+        lines = self.block([f"{i} = 0", head])
         self.loops.remove(i)
         return lines + [f"    {i} += 1"]
 
@@ -506,9 +538,12 @@ class _Generator:
         value = f"acc[None, :] + tl.zeros([2, {BLOCK}], tl.float32) + 1.5"
         store = r.choice([f"{d}.store([0, {column}], {value})",
                           f"tl.store_tensor_descriptor({d}, [0, {column}], {value})"])
-        chosen = r.choice([["load"], ["store"], ["load", "store"], ["store", "load"]])
+        chosen = r.choice([["load"], ["store"], ["load", "store"], ["store", "load"], ["helper"]])
         for what in chosen:
-            lines.append(f"acc += tl.sum({load}, axis=0)" if what == "load" else store)
+            if what == "helper":
+                lines.append(f"_fz_desc_store({d}, {value})")
+            else:
+                lines.append(f"acc += tl.sum({load}, axis=0)" if what == "load" else store)
         return lines
 
     def _shaped(self) -> list[str]:
@@ -716,7 +751,7 @@ def check(case: FuzzCase) -> Result:
         result.verdict = "unsafe"
         result.detail = "missed writes: " + "; ".join(f"sel={s} n={n}: {sorted(m)}" for (s, n), m in missed.items() if m)
     elif reasons:
-        result.verdict = "fallback"
+        result.verdict = "fallback"  # expected only for _from_integer's tl.cast to a pointer
         result.detail = "fallback: " + "; ".join(sorted(reasons))
         if result.analysed_writes != set(present):
             result.verdict, result.detail = "unsafe", result.detail + " (but not every tensor reported written)"
