@@ -10,23 +10,25 @@ random valid programs against ground truth.
   pointers swapped in loops, @triton.jit helpers that take and return pointers, masked and
   unmasked loads and stores, atomics, in-kernel tensor descriptors, block pointers (triton
   releases that still have them), reductions and scans, gathers and scatters, early
-  returns, None arguments behind constexpr flags, and tensor arguments that are only read,
-  only written, both, or untouched. (tl.atomic_xchg is left out: the
-  interpreter cannot exchange float32.) Kernel `index` of `seed` is the same program whatever
-  batch it is generated in.
+  returns, None arguments behind constexpr flags, joined / reshaped / transposed / bitcast /
+  two-dimensional blocks of pointers, pointers made from integers (rarely: the analysis must
+  fall back), and tensor arguments that are only read, only written, both, or untouched.
+  (tl.atomic_xchg is left out: the interpreter cannot exchange float32.) Kernel `index` of
+  `seed` is the same program whatever batch it is generated in.
 - `observe(case)` is the ground truth: the kernel runs under the interpreter
   (TRITON_INTERPRET=1) on canary-filled buffers for every scalar configuration in
   `CONFIGS`; an argument whose bytes changed was written. Re-running with one argument's
   contents replaced shows whether anything the kernel wrote depends on it: read.
 - `check(case)` compares the analysis with what was observed: "unsafe" (an observed write
-  the analysis missed: must never happen), "exact", "conservative" (a superset), or
-  "fallback" (the analysis could not decide; it must then report every tensor argument as
-  written and log why).
+  the analysis missed, or a fallback that did not report every tensor written or log why:
+  must never happen), "exact", "conservative" (a superset), "fallback" (the analysis could
+  not decide), or "invalid" (the kernel does not run: a generator bug).
 
-Coverage by construction: every runtime condition reads `key = sel + tl.program_id(0)`
-(bits, comparisons) or a loop index, and every loop runs `n` (1 or 2) times, so the
-grid of GRID programs and the CONFIGS of (sel, n) take every branch that can be taken.
-Buffers hold values of alternating sign, so data-dependent conditions go both ways too.
+Coverage by construction: every runtime condition tests the parity of some bits of
+`key = sel + tl.program_id(0)`, n, or a loop index, and every loop runs `n` (1 or 2) times,
+so the GRID programs and the CONFIGS of (sel, n) take every branch that can be taken (see
+[Note: Conditions as parities of key]). Every store changes what it stores over, and the
+buffers hold values of alternating sign, so data-dependent conditions go both ways too.
 """
 
 from __future__ import annotations
@@ -54,8 +56,9 @@ GRID = 8           # programs per launch: key = sel + program_id takes 8 values 
 # specialised to a constant by the JIT).
 CONFIGS = [(sel, n) for n in (2, 1) for sel in (8, 24)]
 _BITS = (0, 1, 2, 4)
-_MAX_VAR_OFFSET = 32   # a pointer variable is a parameter plus at most this
-_MAX_EXTRA = 16        # an address adds at most this to a pointer variable (plus offs < BLOCK)
+# Bounds: a pointer variable is a parameter plus at most _MAX_VAR_OFFSET; an address adds at most 16
+# (constants, loop index * BLOCK, gathered indices & 15) plus offs < BLOCK, so it stays below 64.
+_MAX_VAR_OFFSET = 32
 
 HAS_BLOCK_POINTERS = tuple(int(x) for x in triton.__version__.split(".")[:2]) < (3, 9)  # removed in 3.9
 HAS_ATOMIC_LOAD = hasattr(tl, "atomic_load")  # new in triton 3.7
@@ -388,7 +391,7 @@ class _Generator:
         if self.depth < 3:
             kinds += ["if", "if", "constexpr_if", "for", "while"]
             kinds += ["optional"] * sum(1 for t in self.guards if t not in self.open_optional)
-        kinds += ["descriptor", "shaped"]
+        kinds += ["descriptor", "shaped", "misc"]
         if self.rng.random() < 0.005:
             kinds += ["from_integer"]
         if HAS_BLOCK_POINTERS:
@@ -412,7 +415,8 @@ class _Generator:
         if r.random() < 0.15:  # one element, scalar pointer
             return [f"tl.store({self.ptr()}, tl.sum(acc, axis=0) + 0.5)"]
         address = self.address()
-        return [f"tl.store({address}, {self.value()}{self.mask(address)})"]
+        extra = r.choice(["", "", "", ", cache_modifier='.wb'", ", eviction_policy='evict_first'"])
+        return [f"tl.store({address}, {self.value()}{self.mask(address)}{extra})"]
 
     def _atomic(self) -> list[str]:
         r = self.rng
@@ -511,7 +515,9 @@ class _Generator:
         r = self.rng
         i = self.fresh("i")
         head = r.choice([f"for {i} in range(n):", f"for {i} in range(0, n + 1):", f"for {i} in range(2):",
-                         f"for {i} in tl.range(0, n):", f"for {i} in tl.static_range(2):"])
+                         f"for {i} in tl.range(0, n):", f"for {i} in tl.static_range(2):",
+                         f"for {i} in tl.range(0, n, num_stages=2):",
+                         f"for {i} in tl.range(0, n + 1, loop_unroll_factor=2):"])
         self.loops.append(i)
         lines = self.block([head])
         self.loops.remove(i)
@@ -532,8 +538,10 @@ class _Generator:
         r = self.rng
         d = self.fresh("d")
         column = r.choice([0, 8])
-        lines = [f"{d} = tl.make_tensor_descriptor({self.ptr()}, shape=[2, 16], strides=[16, 1], "
-                 f"block_shape=[2, {BLOCK}])"]
+        make = "tl.make_tensor_descriptor({}, shape=[2, 16], strides=[16, 1], block_shape=[2, %d])" % BLOCK
+        lines = [f"{d} = {make.format(self.ptr())}"]
+        if r.random() < 0.3:  # a descriptor chosen at run time (an scf.if result)
+            lines += [f"if {self.cond()}:", f"    {d} = {make.format(self.ptr())}"]
         load = r.choice([f"{d}.load([0, {column}])", f"tl.load_tensor_descriptor({d}, [0, {column}])"])
         value = f"acc[None, :] + tl.zeros([2, {BLOCK}], tl.float32) + 1.5"
         store = r.choice([f"{d}.store([0, {column}], {value})",
@@ -566,6 +574,10 @@ class _Generator:
             f"tl.store(tl.reshape(tl.broadcast_to(({p} + offs)[None, :], [2, {BLOCK}]), [{2 * BLOCK}]), "
             f"tl.full([{2 * BLOCK}], {r.choice([2.5, -3.0])}, tl.float32))",
         ])]
+
+    def _misc(self) -> list[str]:
+        return [self.rng.choice(["tl.debug_barrier()", "tl.assume(n > 0)", "tl.device_assert(offs < BLOCK)",
+                                 "tl.static_assert(BLOCK == 8)"])]
 
     def _from_integer(self) -> list[str]:
         """A pointer made from an integer: the analysis cannot follow it and must fall back."""
@@ -755,7 +767,8 @@ def check(case: FuzzCase) -> Result:
         result.detail = "fallback: " + "; ".join(sorted(reasons))
         if result.analysed_writes != set(present):
             result.verdict, result.detail = "unsafe", result.detail + " (but not every tensor reported written)"
-        # the warning is logged once per kernel, so only when this process analysed it first
+        elif not any("cannot tell which arguments" in m for m in handler.messages):  # once per kernel: this one
+            result.verdict, result.detail = "unsafe", result.detail + " (but no warning was logged)"
     elif result.analysed_writes != seen.writes:
         result.verdict = "conservative"
     if seen.reads - result.analysed_reads:
