@@ -22,8 +22,10 @@ def launches(code, kernel_name, module="core_kernels"):
     return re.findall(rf"^\s*_tth_launch\(kernel='{re.escape(module)}:{kernel_name}@.*$", code, re.M)
 
 
-def launch_arguments(line):
-    """The arguments of a launch line, in the kernel's parameter order, as source text."""
+def launch_arguments(line, kernel):
+    """The arguments of a launch line of `kernel`, by parameter name, as source text."""
+    from torch_triton_hop._side_table import base_kernel
+
     text = line.split("kwargs={", 1)[1] if "_tth_launch(" in line else line.split(".run(", 1)[1]
     arguments, depth, current = [], 0, ""
     for char in text:
@@ -36,8 +38,10 @@ def launch_arguments(line):
         depth += (char in "([") - (char in ")]")
         current += char
     if "_tth_launch(" in line:  # 'name': value
-        arguments = [argument.split(": ", 1)[1] for argument in arguments]
-    return arguments
+        return {name.strip("'"): value for name, value in (argument.split(": ", 1) for argument in arguments if argument)}
+    # inductor's launch passes every parameter that is not a constexpr, in order
+    names = [p.name for p in base_kernel(kernel).params if not p.is_constexpr]
+    return dict(zip(names, arguments))
 
 
 def copies(code):

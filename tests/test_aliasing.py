@@ -137,8 +137,8 @@ def test_kernel_writing_its_input_through_a_second_argument_launches_on_the_inpu
     torch.testing.assert_close(out, expected)
     torch.testing.assert_close(x, expected_x)
     (line,) = launches(code, "add_kernel")
-    x_ptr, y_ptr, out_ptr = launch_arguments(line)[:3]
-    assert x_ptr == out_ptr and x_ptr.startswith("arg"), line  # the input itself
+    arguments = launch_arguments(line, K.add_kernel)
+    assert arguments["x_ptr"] == arguments["out_ptr"] and arguments["x_ptr"].startswith("arg"), line  # the input
     assert all("((), ()" in a for a in allocations(code)), code  # only the sum's scalar
 
 
