@@ -13,6 +13,8 @@ import itertools
 import random
 import threading
 
+import os
+
 import pytest
 import torch
 import triton
@@ -643,6 +645,8 @@ def test_gpu_misaligned_view_after_aligned_call():
 def test_gpu_static_launch_is_used_where_it_can_be():
     if _compat.static_cuda_launch() is None:
         pytest.skip("this torch has no static CUDA launcher")
+    if os.environ.get("TORCH_TRITON_HOP_STATIC_LAUNCH") == "0":
+        pytest.skip("turned off by TORCH_TRITON_HOP_STATIC_LAUNCH=0")
     fast = fast_launcher(_gpu_add)
     x = torch.randn(4096, device="cuda")
     out = torch.empty_like(x)

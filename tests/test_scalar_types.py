@@ -15,18 +15,19 @@ ON_GPU = torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1"
 
 
 def test_scalar_types_are_triton_jit_types():
-    """floats fp32, bools u1, ints by value; ints equal to 1, tensors, None and constexprs are
-    left to inductor (it makes 1 a constant, as triton does)."""
+    """floats fp32, bools u1, ints by value, bool tensors *u1; ints equal to 1, other tensors,
+    None and constexprs are left to inductor (it makes 1 a constant, as triton does)."""
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
     shape_env = ShapeEnv()
     symbolic_float = shape_env.create_unbacked_symfloat()
     arguments = {"x_ptr": torch.empty(1), "scale": 0.9, "whole": 2.0, "flag": True, "off": False,
                  "n": 7, "one": 1, "zero": 0, "big": 2**31, "huge": 2**63, "negative": -2**31 - 1,
-                 "none": None, "BLOCK": 16, "dynamic_scale": symbolic_float}
+                 "none": None, "BLOCK": 16, "dynamic_scale": symbolic_float,
+                 "mask_ptr": torch.empty(1, dtype=torch.bool)}
     assert eager_scalar_types(arguments, constexprs={"BLOCK"}) == {
         "scale": "fp32", "whole": "fp32", "flag": "u1", "off": "u1", "n": "i32", "zero": "i32",
-        "big": "i64", "huge": "u64", "negative": "i64", "dynamic_scale": "fp32",
+        "big": "i64", "huge": "u64", "negative": "i64", "dynamic_scale": "fp32", "mask_ptr": "*u1",
     }
 
 

@@ -200,9 +200,9 @@ _scalar_types = threading.local()
 
 @contextlib.contextmanager
 def scalar_argument_types(types: dict[str, str]) -> Any:
-    """While inductor defines a user kernel in this thread: each scalar parameter named in
-    `types` gets that signature type, no divisible-by-16 attribute, and a bool True is not
-    made the constant 1. See [Note: Scalar argument types under inductor].
+    """While inductor defines a user kernel in this thread: each parameter named in `types`
+    gets that signature type; float and bool scalars get no divisible-by-16 attribute, and a
+    bool True is not made the constant 1. See [Note: Scalar argument types under inductor].
 
     torch 2.11-2.13: define_user_defined_triton_kernel (codegen/wrapper.py) types its scalar
     arguments (SizeArg) with signature_to_meta and marks them divisible by 16 with config_of,
@@ -233,6 +233,10 @@ def scalar_argument_types(types: dict[str, str]) -> Any:
         _scalar_types.types = previous
 
 
+def _is_int_type(typ: str) -> bool:
+    return typ[:1] in ("i", "u") and typ != "u1"  # i32, i64, u64, ...; u1 is a bool
+
+
 @functools.cache
 def _install_scalar_type_wrappers(wrapper_module: Any) -> None:
     from torch._inductor.codegen.common import ConstexprArg, SizeArg
@@ -240,11 +244,13 @@ def _install_scalar_type_wrappers(wrapper_module: Any) -> None:
     signature_to_meta, config_of = wrapper_module.signature_to_meta, wrapper_module.config_of
 
     def typed(signature: list[Any]) -> tuple[list[Any], dict[str, str]]:
-        """`signature` with our typed scalars as constexprs (so inductor computes nothing for them)."""
+        """`signature` with our float and bool scalars as constexprs (inductor then computes no
+        type, divisibility or equality to 1 for them; ints keep inductor's divisibility, which
+        is triton's), and the types to put in its place."""
         types = getattr(_scalar_types, "types", None) or {}
-        ours = {arg.name: types[arg.name] for arg in signature if isinstance(arg, SizeArg) and arg.name in types}
-        return [ConstexprArg(name=arg.name) if isinstance(arg, SizeArg) and arg.name in ours else arg
-                for arg in signature], ours
+        ours = {arg.name: types[arg.name] for arg in signature if getattr(arg, "name", None) in types}
+        return [ConstexprArg(name=arg.name) if isinstance(arg, SizeArg) and arg.name in ours
+                and not _is_int_type(ours[arg.name]) else arg for arg in signature], ours
 
     @functools.wraps(signature_to_meta)
     def typed_signature_to_meta(signature: list[Any], *args: Any, **kwargs: Any) -> dict[str, str]:

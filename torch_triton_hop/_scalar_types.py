@@ -3,7 +3,8 @@
 # [Note: Scalar argument types under inductor]
 # TL;DR: a user kernel compiled by inductor sees each scalar argument with the type triton's
 # JIT gives the same Python value eagerly: a float (or a symbolic float) fp32, a bool u1, an
-# int i32 / i64 / u64 by its value; an int equal to 1 stays the constant triton makes it.
+# int i32 / i64 / u64 by its value; an int equal to 1 stays the constant triton makes it; a
+# bool tensor is a *u1 pointer (inductor: *i1).
 # Context: inductor's code generation for user kernels (torch 2.11-2.13) types a float
 # argument fp64 (config._use_fp64_for_unbacked_floats, on outside fbcode): a loop-carried fp32
 # accumulator multiplied by it fails to compile ("Loop-carried variable acc has initial type
@@ -29,12 +30,16 @@ __all__ = ["eager_scalar_types"]
 
 
 def eager_scalar_types(arguments: dict[str, Any], constexprs: set[str]) -> dict[str, str]:
-    """Signature types, by parameter name, for the scalar arguments whose type inductor would
-    get wrong, as triton's JIT types the same values eagerly. `arguments` are trace-time
+    """Signature types, by parameter name, for the arguments whose type inductor would get
+    wrong, as triton's JIT types the same values eagerly. `arguments` are trace-time
     values (ints, floats, bools, SymInts, SymFloats, tensors); constexpr parameters are left out."""
     types = {}
     for name, value in arguments.items():
-        if name in constexprs or value is None or isinstance(value, torch.Tensor):
+        if name in constexprs or value is None:
+            continue
+        if isinstance(value, torch.Tensor):
+            if value.dtype == torch.bool:  # inductor: *i1
+                types[name] = "*" + _compat.jit_scalar_type(True)
             continue
         if isinstance(value, torch.SymFloat):
             types[name] = _compat.jit_scalar_type(1.0)  # any float: triton types them alike
