@@ -10,10 +10,9 @@ marked gpu launch real kernels.
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import threading
-
-import os
 
 import pytest
 import torch
