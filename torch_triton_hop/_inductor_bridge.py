@@ -255,15 +255,15 @@ def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
             refusals[",".join(unit)] = reason
     name = kernel_key_name(node.kwargs["kernel"])
     if not in_place:
-        log.debug("launch %s of %s: nothing written in place (%s)", node.name, name, refusals)
+        log.debug("launch %s (kernel %s): nothing written in place (%s)", node.name, name, refusals)
         return
     if any(",".join(group) in refusals for group in groups):
-        log.debug("launch %s of %s: left to the functional lowering, which copies each shared_memory group's "
+        log.debug("launch %s (kernel %s): left to the functional lowering, which copies each shared_memory group's "
                   "span once (%s)", node.name, name, refusals)
         return
     for key in refusals:
         if not _compat_inductor.is_non_overlapping_and_dense(vals[key]):
-            log.debug("launch %s of %s: %r must be copied and has an odd layout; left to the functional lowering",
+            log.debug("launch %s (kernel %s): %r must be copied and has an odd layout; left to the functional lowering",
                       node.name, name, key)
             return
     with graph.inserting_before(node):
@@ -289,7 +289,7 @@ def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
         for copy in copies_back:  # already there: inductor drops dst.copy_(dst)
             copy.args = (copy.args[0], copy.args[0], *copy.args[2:])
     graph.erase_node(node)
-    log.debug("launch %s of %s: written in place %s; copied %s", node.name, name, sorted(in_place), refusals)
+    log.debug("launch %s (kernel %s): written in place %s; copied %s", node.name, name, sorted(in_place), refusals)
 
 
 # --- lowerings ---------------------------------------------------------------------------
