@@ -7,6 +7,7 @@ torch.export and torch.compile.
     ... def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr): ...
 """
 
+from ._version import __version__
 from ._analysis import explain, identify_accessed_tensors, identify_mutated_tensors
 from ._hopifier import TracingTritonHOPifier, TritonHOPifier
 from ._hops import check_kernels, triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation

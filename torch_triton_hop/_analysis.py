@@ -395,12 +395,24 @@ def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAcce
     reported. If the analysis cannot decide it logs one warning per kernel and reports
     every tensor argument as read and written.
 
-    Example::
+    Args:
+        kernel: a ``@triton.jit`` kernel (optionally autotuned / under heuristics) or a
+            :func:`wrap_triton` wrapper; a wrapper's declared ``writes=`` skips the analysis.
+        kwargs: every argument of the launch by parameter name (tensors, scalars, constexprs).
 
-        >>> acc = identify_accessed_tensors(add_kernel, {"x_ptr": x, "y_ptr": y, "out_ptr": out,
-        ...                                              "n": 8, "BLOCK": 16})  # doctest: +SKIP
-        >>> acc.reads, acc.writes                                            # doctest: +SKIP
-        (['x_ptr', 'y_ptr'], ['out_ptr'])
+    Returns:
+        ``TensorAccesses``: ``.reads`` and ``.writes`` (names, parameter order),
+        ``.write_sites`` (each written name's source lines) and ``.fallback_reason``
+        (``None`` unless the analysis fell back).
+
+    Example (``add_one`` from :func:`wrap_triton`'s example)::
+
+        >>> from torch_triton_hop import identify_accessed_tensors
+        >>> x = torch.zeros(8)
+        >>> acc = identify_accessed_tensors(add_one, {"x_ptr": x, "out_ptr": torch.empty_like(x),
+        ...                                           "n": 8, "BLOCK": 16})
+        >>> acc.reads, acc.writes
+        (['x_ptr'], ['out_ptr'])
     """
     user_object = kernel
     kernel = unwrap_user_object(kernel)
@@ -444,13 +456,35 @@ def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAcce
 def identify_mutated_tensors(kernel: Any, kwargs: dict[str, Any]) -> list[str]:
     """Names of the tensor arguments `kernel` may write, in parameter order.
 
-    The single source of the written set for functionalization (see _hops.tensors_written).
+    The single source of the written set for functionalization (see _hops.tensors_written):
+    functionalization clones exactly these. Same arguments as :func:`identify_accessed_tensors`.
+
+    Example (``add_one`` from :func:`wrap_triton`'s example)::
+
+        >>> from torch_triton_hop import identify_mutated_tensors
+        >>> x = torch.zeros(8)
+        >>> identify_mutated_tensors(add_one, {"x_ptr": x, "out_ptr": torch.empty_like(x), "n": 8, "BLOCK": 16})
+        ['out_ptr']
     """
     return identify_accessed_tensors(kernel, kwargs).writes
 
 
 def explain(kernel: Any, kwargs: dict[str, Any]) -> str:
-    """A human-readable account: each written argument with the source lines that write it."""
+    """A human-readable account: each written argument with the source lines that write it.
+
+    The command line does the same for a kernel in an importable module:
+    ``python -m torch_triton_hop explain my_pkg.kernels:add_kernel x_ptr=f32[1024] ...``.
+
+    Example (``add_one`` from :func:`wrap_triton`'s example)::
+
+        >>> from torch_triton_hop import explain
+        >>> x = torch.zeros(8)
+        >>> print(explain(add_one, {"x_ptr": x, "out_ptr": torch.empty_like(x), "n": 8, "BLOCK": 16}))
+        kernel add_one
+          reads:  x_ptr
+          writes: out_ptr
+            out_ptr <- ...
+    """
     accesses = identify_accessed_tensors(kernel, kwargs)
     base = base_kernel(kernel)
     lines = [f"kernel {_compat.python_function(base).__qualname__}"]

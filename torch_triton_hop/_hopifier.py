@@ -35,6 +35,30 @@ class TritonHOPifier:
     :meth:`call_user_defined_fn`, :meth:`as_python_constant`, :meth:`check_grid`,
     :meth:`specialize_symbolic` and :meth:`call_HOP`. :meth:`raise_unsupported` may be
     overridden to raise a front end's own exception type.
+
+    Two front ends subclass it: :class:`TracingTritonHOPifier` (make_fx and non-strict
+    export, where values are real, fake or SymInts) and the Dynamo front end (torch.compile
+    and strict export, where values are Dynamo variables). The orchestration (autotune,
+    heuristics, pruning, grids, launch checks) is shared; :meth:`call_triton_kernel` and
+    :meth:`call_run` are its entry points.
+
+    Example: a front end that records each launch it captures::
+
+        >>> from torch_triton_hop import TracingTritonHOPifier, TritonHOPifier
+        >>> class Recording(TracingTritonHOPifier):
+        ...     launches = []
+        ...     def call_HOP(self, **node):
+        ...         self.launches.append(node["kernel"].split("@")[0])
+        ...         return super().call_HOP(**node)
+        >>> issubclass(Recording, TritonHOPifier)
+        True
+        >>> def g(x):
+        ...     out = torch.empty_like(x)
+        ...     Recording().call_triton_kernel(add_one, (1,), (x, out, x.numel()), {"BLOCK": 16})
+        ...     return out
+        >>> _ = make_fx(g)(torch.zeros(8))
+        >>> Recording.launches
+        ['...:add_one']
     """
 
     # --- hooks -----------------------------------------------------------------------
@@ -472,7 +496,19 @@ def _has_default(kernel: Any, name: str) -> bool:
 
 
 class TracingTritonHOPifier(TritonHOPifier):
-    """The HOPifier for make_fx and non-strict export: values are real, fake or SymInt."""
+    """The HOPifier for make_fx and non-strict export: values are real, fake or SymInt.
+
+    A wrapped kernel's ``kernel[grid](...)`` calls one instance of it; calling it directly
+    records a launch the same way (``add_one`` from :func:`wrap_triton`'s example)::
+
+        >>> from torch_triton_hop import TracingTritonHOPifier
+        >>> def g(x):
+        ...     out = torch.empty_like(x)
+        ...     TracingTritonHOPifier().call_triton_kernel(add_one, (1,), (x, out, x.numel()), {"BLOCK": 16})
+        ...     return out
+        >>> "user_triton_kernel_mutation" in make_fx(g)(torch.zeros(8)).code
+        True
+    """
 
     def is_callable(self, value: Any) -> bool:
         return callable(value)

@@ -64,6 +64,21 @@ class _TritonKernelHOP(_compat.HigherOrderOperator):
 
 
 class TritonKernelWrapperMutation(_TritonKernelHOP):
+    """``torch.ops.higher_order.user_triton_kernel_mutation``: one kernel launch, in place.
+
+    What tracing records for ``kernel[grid](...)``: the kernel's key, its constant
+    arguments and autotune configs (JSON strings), the grid per config and the tensors and
+    scalars by parameter name. It returns nothing; the kernel writes its arguments.
+    Functionalization turns it into :data:`triton_kernel_wrapper_functional`.
+
+    Example (``f`` from :func:`wrap_triton`'s example)::
+
+        >>> from torch_triton_hop import triton_kernel_wrapper_mutation
+        >>> gm = make_fx(f)(torch.zeros(8))
+        >>> [n.target for n in gm.graph.nodes if n.op == "call_function"][1] is triton_kernel_wrapper_mutation
+        True
+    """
+
     def __init__(self) -> None:
         super().__init__("user_triton_kernel_mutation", cacheable=True)
 
@@ -72,6 +87,25 @@ class TritonKernelWrapperMutation(_TritonKernelHOP):
 
 
 class TritonKernelWrapperFunctional(_TritonKernelHOP):
+    """``torch.ops.higher_order.user_triton_kernel_functional``: a launch without side effects.
+
+    Functionalization (``torch.export``'s ``run_decompositions()``, AOTAutograd in
+    ``torch.compile``, ``torch.func.functionalize``) replaces each mutation node by this
+    one: it clones only the tensors the kernel writes (``tensors_to_clone``), launches on the
+    clones and returns them. Under inductor the clones are removed where writing in place is
+    safe.
+
+    Example (``f`` from :func:`wrap_triton`'s example)::
+
+        >>> gm = make_fx(torch.func.functionalize(f))(torch.zeros(8))
+        >>> print(gm.code.strip())
+        def forward(self, x_1):
+            empty_like = torch.ops.aten.empty_like.default(x_1, pin_memory = False)
+            add_one = torch.ops.higher_order.user_triton_kernel_functional(kernel = '...:add_one@...', constant_args = '{}', configs = '[]', grids = [1, 1, 1], kwargs = {'x_ptr': x_1, 'out_ptr': empty_like, 'n': 8, 'BLOCK': 16}, tensors_to_clone = ['out_ptr']);  x_1 = empty_like = None
+            getitem = add_one[0];  add_one = None
+            return getitem
+    """
+
     def __init__(self) -> None:
         super().__init__("user_triton_kernel_functional", cacheable=True)
 
@@ -527,11 +561,22 @@ def check_kernels(program: Any) -> list[str]:
     be found (module not imported and not allowed, or source changed / program edited);
     returns the kernel keys.
 
-    Example::
+    Raises:
+        KernelResolutionError: a kernel's module is neither imported nor allowed (see
+            :func:`allow_kernel_modules`), it has no kernel with the saved digest, or the
+            kernel was defined in ``__main__`` or a local scope of another process.
 
-        >>> ep = torch.export.load("model.pt2")                    # doctest: +SKIP
-        >>> torch_triton_hop.check_kernels(ep)                     # doctest: +SKIP
-        ['my_pkg.kernels:add_kernel@3f2a9c0d1b7e4a55']
+    Example (``f`` from :func:`wrap_triton`'s example)::
+
+        >>> import os, tempfile, torch_triton_hop
+        >>> class AddOne(torch.nn.Module):
+        ...     def forward(self, x):
+        ...         return f(x)
+        >>> path = os.path.join(tempfile.mkdtemp(), "add_one.pt2")
+        >>> torch.export.save(torch.export.export(AddOne(), (torch.zeros(8),)), path)
+        >>> ep = torch.export.load(path)
+        >>> torch_triton_hop.check_kernels(ep)
+        ['...:add_one@...']
     """
     module = getattr(program, "graph_module", program)
     keys = []

@@ -62,7 +62,10 @@ def allow_kernel_modules(*names: str) -> None:
     Example::
 
         >>> import torch_triton_hop
-        >>> torch_triton_hop.allow_kernel_modules("my_pkg.kernels")
+        >>> torch_triton_hop.allow_kernel_modules("my_pkg.kernels", "other_pkg.*")
+
+    Raises:
+        ValueError: a name is not a string or is empty.
     """
     for name in names:
         if not isinstance(name, str) or not name.strip(".*"):
@@ -228,12 +231,18 @@ def _decode_value(value: Any) -> Any:
 class KernelSideTable:
     """Maps stable kernel keys to kernels and constants keys to constants. Thread-safe.
 
-    Example::
+    The one instance is ``torch_triton_hop.kernel_side_table``. Tracing adds each launched
+    kernel; a graph node names it by its key (module, qualified name and a digest of the
+    source and autotune configs), and running the node looks the key up here, importing the
+    kernel's module only if :func:`allow_kernel_modules` allows it.
 
-        >>> key = kernel_side_table.add_kernel(add_kernel)   # doctest: +SKIP
-        >>> key                                               # doctest: +SKIP
-        'my_model.kernels:add_kernel@3f2a9c0d1b7e4a55'
-        >>> kernel_side_table.get_kernel(key) is add_kernel   # doctest: +SKIP
+    Example (``add_one`` from :func:`wrap_triton`'s example)::
+
+        >>> from torch_triton_hop import kernel_side_table
+        >>> key = kernel_side_table.add_kernel(add_one)
+        >>> key
+        '...:add_one@...'
+        >>> kernel_side_table.get_kernel(key) is add_one
         True
     """
 

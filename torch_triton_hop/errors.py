@@ -17,19 +17,64 @@ __all__ = [
 
 
 class TritonHOPError(RuntimeError):
-    """Base class of every error this package raises on purpose."""
+    """Base class of every error this package raises on purpose.
+
+    Example::
+
+        >>> from torch_triton_hop.errors import TritonHOPError, UnsupportedTritonKernelError
+        >>> issubclass(UnsupportedTritonKernelError, TritonHOPError)
+        True
+    """
 
 
 class UnsupportedTritonKernelError(TritonHOPError, NotImplementedError):
-    """A kernel, grid or call uses a feature that cannot be captured in a graph."""
+    """A kernel, grid or call uses a feature that cannot be captured in a graph.
+
+    Raised when the kernel is wrapped or when a launch is traced; the message says what,
+    why and what to do. Also a ``NotImplementedError``.
+
+    Example::
+
+        >>> from torch_triton_hop import wrap_triton
+        >>> from torch_triton_hop.errors import UnsupportedTritonKernelError
+        >>> try:
+        ...     wrap_triton(len)
+        ... except UnsupportedTritonKernelError as e:
+        ...     print(e)
+        wrap_triton: expected a @triton.jit kernel, optionally under @triton.autotune / @triton.heuristics (got 'builtin_function_or_method'). Decorate the function with @triton.jit first.
+    """
 
 
 class KernelResolutionError(TritonHOPError, LookupError):
-    """A graph names a kernel (by its stable key) that this process cannot find."""
+    """A graph names a kernel (by its stable key) that this process cannot find.
+
+    Raised by :func:`~torch_triton_hop.check_kernels` or at a loaded program's first call:
+    the kernel's module is neither imported nor allowed, the kernel changed since the
+    program was saved, or it was defined in ``__main__`` / a local scope. Also a ``LookupError``.
+
+    Example::
+
+        >>> from torch_triton_hop import kernel_side_table
+        >>> from torch_triton_hop.errors import KernelResolutionError
+        >>> try:
+        ...     kernel_side_table.get_kernel("not_allowed_pkg.kernels:add@0123456789abcdef")
+        ... except KernelResolutionError as e:
+        ...     print(e)
+        wrap_triton: the program's kernel 'add' lives in module 'not_allowed_pkg.kernels', which is not imported and not allowed to be imported, so nothing was imported. Import it before running the program, or allow it: torch_triton_hop.allow_kernel_modules('not_allowed_pkg.kernels') or TORCH_TRITON_HOP_KERNEL_MODULES=not_allowed_pkg.kernels.
+    """
 
 
 def raise_unsupported(what: str, got: object = None, *, fix: str = "", why: str = "") -> NoReturn:
-    """Raise :class:`UnsupportedTritonKernelError` as "wrap_triton: <what> (got <repr>). <why> <fix>"."""
+    """Raise :class:`UnsupportedTritonKernelError` as "wrap_triton: <what> (got <repr>). <why> <fix>".
+
+    Example::
+
+        >>> from torch_triton_hop.errors import raise_unsupported
+        >>> raise_unsupported("a grid of rank 4", (1, 1, 1, 1), fix="Use 1 to 3 dimensions")
+        Traceback (most recent call last):
+          ...
+        torch_triton_hop.errors.UnsupportedTritonKernelError: wrap_triton: a grid of rank 4 (got (1, 1, 1, 1)). Use 1 to 3 dimensions.
+    """
     parts = [f"wrap_triton: {what}"]
     if got is not None:
         parts[0] += f" (got {got!r})"

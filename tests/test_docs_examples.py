@@ -1,0 +1,112 @@
+"""Every example in the docs runs: the public docstrings' doctests and the guides' code blocks.
+
+Docstrings: the examples of the public names run in one namespace, in the order of
+``PUBLIC`` (later examples use ``add_one`` and ``f`` from :func:`wrap_triton`'s), with
+ELLIPSIS and NORMALIZE_WHITESPACE.
+
+Guides (``docs/**/*.md``): the ```` ```python ```` blocks of one page run in
+order as one module, written to a file so that triton can read the kernels' source. A block
+whose first line is ``# gpu`` needs a GPU: those run, after the page's other blocks, only in
+the ``gpu`` test of the page. Blocks in any other language (``console``, ``text``) are not
+run.
+"""
+
+from __future__ import annotations
+
+import doctest
+import linecache
+import pathlib
+import re
+import runpy
+
+import pytest
+import torch
+
+import torch_triton_hop
+from torch_triton_hop import errors
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+PAGES = [page for page in sorted(DOCS.rglob("*.md")) if "_build" not in page.parts]
+
+PUBLIC = [(name, getattr(torch_triton_hop, name)) for name in torch_triton_hop.__all__]
+PUBLIC += [(f"errors.{name}", getattr(errors, name)) for name in errors.__all__]
+
+FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.S | re.M)
+
+
+def _docstring(obj) -> str:
+    return obj.__doc__ or ""  # an instance (kernel_side_table, the HOPs) has its class's
+
+
+@pytest.mark.parametrize("name,obj", PUBLIC, ids=[name for name, _ in PUBLIC])
+def test_public_name_has_a_docstring_with_an_example(name, obj):
+    """Each public name documents itself with a summary and a runnable example."""
+    doc = _docstring(obj) or ""
+    assert doc.strip(), f"{name} has no docstring"
+    assert ">>>" in doc, f"{name}'s docstring has no example"
+
+
+@pytest.mark.interpreter
+def test_docstring_examples_run():
+    """The public docstrings' examples, in one namespace, produce what they show."""
+    globs = {"__name__": "docs_examples"}
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    parser = doctest.DocTestParser()
+    for name, obj in PUBLIC:
+        test = parser.get_doctest(_docstring(obj), globs, name, None, 0)
+        for index, example in enumerate(test.examples):
+            # doctest serves an example's source only while that example runs; triton reads a
+            # kernel's source again later (the analysis), as it would from the user's file.
+            linecache.cache[f"<doctest {name}[{index}]>"] = (
+                len(example.source), None, example.source.splitlines(True), f"<doctest {name}[{index}]>")
+        runner.run(test, clear_globs=False)
+        globs = test.globs  # DocTest copies the namespace it is given
+    assert runner.failures == 0, f"{runner.failures} docstring example(s) failed; see the output above"
+    assert runner.tries >= len(PUBLIC)
+
+
+def _blocks(page: pathlib.Path) -> tuple[list[str], list[str]]:
+    """The page's Python blocks: (those that run anywhere, those that need a GPU)."""
+    anywhere, gpu = [], []
+    for block in FENCE.findall(page.read_text()):
+        (gpu if block.lstrip().startswith("# gpu") else anywhere).append(block)
+    return anywhere, gpu
+
+
+def _run(page: pathlib.Path, blocks: list[str], tmp_path: pathlib.Path, monkeypatch) -> None:
+    name = "docs_" + re.sub(r"\W", "_", page.stem)
+    source = tmp_path / f"{name}.py"
+    source.write_text("\n\n".join(f"# --- {page.name}, block {i + 1}\n{block}" for i, block in enumerate(blocks)))
+    monkeypatch.chdir(tmp_path)  # examples may write files (model.pt2)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    torch._dynamo.reset()
+    runpy.run_path(str(source), run_name=name)
+
+
+def _pages_with(kind: int) -> list[pathlib.Path]:
+    return [page for page in PAGES if _blocks(page)[kind]]
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("page", _pages_with(0), ids=lambda page: str(page.relative_to(ROOT)))
+def test_guide_examples_run(page, tmp_path, monkeypatch):
+    """A page's Python blocks run, in order, as one module."""
+    _run(page, _blocks(page)[0], tmp_path, monkeypatch)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("page", _pages_with(1), ids=lambda page: str(page.relative_to(ROOT)))
+def test_guide_gpu_examples_run(page, tmp_path, monkeypatch):
+    """A page's Python blocks, the GPU-only ones included, run on a GPU."""
+    anywhere, gpu = _blocks(page)
+    _run(page, anywhere + gpu, tmp_path, monkeypatch)
+
+
+def test_every_guide_is_in_a_toctree():
+    """Sphinx warns about (and -W fails on) a page in no toctree; say which one here."""
+    index = (DOCS / "index.md").read_text()
+    for page in DOCS.rglob("*.md"):
+        if page.name != "index.md" and "_build" not in page.parts:
+            assert str(page.relative_to(DOCS).with_suffix("")) in index, page
+
