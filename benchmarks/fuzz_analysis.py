@@ -14,7 +14,7 @@ written as a standalone module to --out (and so are the conservative ones with
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
+import json
 import multiprocessing
 import os
 import shutil
@@ -47,6 +47,10 @@ def _chunk(seed: int, start: int, count: int) -> list[dict]:
                  seconds=r.seconds, report=r.report() if r.verdict != "exact" else "") for r in results]
 
 
+def _chunk_star(arguments: tuple[int, int, int]) -> list[dict]:
+    return _chunk(*arguments)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=0)
@@ -58,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=os.path.join(HERE, "results", "fuzz_failures"),
                         help="where failing kernels are written")
     parser.add_argument("--keep-conservative", action="store_true", help="write conservative kernels too")
+    parser.add_argument("--results", help="a JSON-lines file of per-kernel results: appended to as chunks finish, "
+                                          "and chunks already in it are not run again (resume a long run)")
     args = parser.parse_args(argv)
 
     if args.index is not None:
@@ -73,16 +79,30 @@ def main(argv: list[str] | None = None) -> int:
     print(f"fuzzing the read/write analysis: seed {args.seed}, kernels {args.start}..{args.start + args.count - 1}, "
           f"{args.jobs} job(s)", flush=True)
     results: list[dict] = []
+    if args.results and os.path.exists(args.results):
+        with open(args.results) as f:
+            results = [r for r in map(json.loads, f) if args.start <= r["index"] < args.start + args.count]
+        done = {r["index"] for r in results}
+        todo = [(s, n) for s, n in zip(starts, sizes) if not all(i in done for i in range(s, s + n))]
+        results = [r for r in results if any(s <= r["index"] < s + n for s, n in zip(starts, sizes)
+                                             if (s, n) not in todo)]
+        print(f"  {len(results)} kernels already in {args.results}", flush=True)
+    else:
+        todo = list(zip(starts, sizes))
     begin = time.perf_counter()
-    context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=context, max_tasks_per_child=10) as pool:
-        futures = [pool.submit(_chunk, args.seed, s, n) for s, n in zip(starts, sizes)]
-        for future in concurrent.futures.as_completed(futures):
-            results += future.result()
+    previous = sum(r["seconds"] for r in results) / args.jobs
+    # multiprocessing.Pool, not ProcessPoolExecutor: the latter's max_tasks_per_child hangs on
+    # Python 3.11 once the first workers retire (none replaces them).
+    with multiprocessing.get_context("spawn").Pool(args.jobs, maxtasksperchild=10) as pool:
+        for chunk in pool.imap_unordered(_chunk_star, [(args.seed, s, n) for s, n in todo]):
+            results += chunk
+            if args.results:
+                with open(args.results, "a") as f:
+                    f.writelines(json.dumps(r) + "\n" for r in chunk)
             bad = sum(r["verdict"] in ("unsafe", "invalid") for r in results)
             print(f"  {len(results)}/{args.count} kernels, {time.perf_counter() - begin:.0f} s, "
                   f"{bad} unsafe or invalid", flush=True)
-    seconds = time.perf_counter() - begin
+    seconds = time.perf_counter() - begin + previous
 
     import analysis_fuzzer
 
