@@ -124,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {r['verdict']}: {path}")
     conservative = [r["index"] for r in results if r["verdict"] == "conservative"]
     if conservative:
-        print(f"conservative kernels (--index N shows one): {conservative[:50]}{' ...' if len(conservative) > 50 else ''}")
+        more = " ..." if len(conservative) > 50 else ""
+        print(f"conservative kernels (--index N shows one): {conservative[:50]}{more}")
     return 1 if any(r["verdict"] in ("unsafe", "invalid") for r in results) else 0
 
 

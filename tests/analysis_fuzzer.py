@@ -761,7 +761,8 @@ def check(case: FuzzCase) -> Result:
     reasons = {a.fallback_reason for a in analyses.values() if a.fallback_reason}
     if any(missed.values()):
         result.verdict = "unsafe"
-        result.detail = "missed writes: " + "; ".join(f"sel={s} n={n}: {sorted(m)}" for (s, n), m in missed.items() if m)
+        result.detail = "missed writes: " + "; ".join(
+            f"sel={sel} n={n}: {sorted(names)}" for (sel, n), names in missed.items() if names)
     elif reasons:
         result.verdict = "fallback"  # expected only for _from_integer's tl.cast to a pointer
         result.detail = "fallback: " + "; ".join(sorted(reasons))
