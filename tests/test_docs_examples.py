@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import doctest
 import linecache
+import os
 import pathlib
 import re
 import runpy
@@ -110,3 +111,55 @@ def test_every_guide_is_in_a_toctree():
         if page.name != "index.md" and "_build" not in page.parts:
             assert str(page.relative_to(DOCS).with_suffix("")) in index, page
 
+
+
+TRACE_SCRIPT = """
+import torch, triton, triton.language as tl
+from torch_triton_hop import wrap_triton
+
+@wrap_triton
+@triton.jit
+def add_one_inplace(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+def bump(x):
+    y = x * 2
+    add_one_inplace[(triton.cdiv(y.numel(), 64),)](y, y.numel(), BLOCK=64)
+    return y
+
+x = torch.randn(1000)
+torch.testing.assert_close(torch.compile(bump, fullgraph=True)(x), x * 2 + 1)
+"""
+
+
+@pytest.mark.interpreter
+def test_torch_trace_holds_the_accesses_and_reinplacing_artifacts(tmp_path):
+    """docs/guides/torch-trace.md: under TORCH_TRACE each launch's analysis and inductor's
+    reinplacing decision are JSON artifacts in the structured log."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "bump.py").write_text(TRACE_SCRIPT)
+    env = {**os.environ, "TORCH_TRACE": str(tmp_path / "trace"), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}
+    result = subprocess.run([sys.executable, str(tmp_path / "bump.py")], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    log = "".join(path.read_text() for path in (tmp_path / "trace").iterdir())
+    artifacts = {}
+    lines = log.splitlines()
+    for i, line in enumerate(lines):
+        for name in ("torch_triton_hop_accesses", "torch_triton_hop_reinplace"):
+            if f'"name": "{name}"' in line:
+                payload = []
+                for following in lines[i + 1:]:
+                    if not following.startswith("\t"):
+                        break
+                    payload.append(following[1:])
+                artifacts[name] = json.loads("\n".join(payload))
+    accesses = artifacts["torch_triton_hop_accesses"]
+    assert accesses["kernel"].startswith("__main__:add_one_inplace@")
+    assert (accesses["reads"], accesses["writes"], accesses["fallback_reason"]) == (["x_ptr"], ["x_ptr"], None)
+    assert accesses["write_sites"]["x_ptr"] == [f"{tmp_path / 'bump.py'}:9"]
+    assert artifacts["torch_triton_hop_reinplace"] == {
+        "launch": "add_one_inplace", "kernel": "add_one_inplace", "written_in_place": ["x_ptr"], "copied": {}}

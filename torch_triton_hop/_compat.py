@@ -721,3 +721,12 @@ def static_launch_plan(kernel: Any, param_names: list[str]) -> tuple[Any, int, i
             return None
     scratch = int(hasattr(metadata, "global_scratch_size")) + int(hasattr(metadata, "profile_scratch_size"))
     return kernel.function, num_warps, shared, types, scratch
+
+
+def trace_artifact(name: str, payload_fn: Any) -> None:
+    """One JSON artifact in TORCH_TRACE's structured log, which tlparse shows (torch 2.11-2.13:
+    ``torch._logging.trace_structured("artifact", ...)``). Costs one check when TORCH_TRACE is unset."""
+    from torch._logging import trace_structured  # private; its signature is the same in torch 2.11-2.13
+
+    trace_structured("artifact", metadata_fn=lambda: {"name": name, "encoding": "json"}, payload_fn=payload_fn,
+                     expect_trace_id=False)

@@ -29,6 +29,7 @@ import torch.utils._pytree as pytree
 import triton
 
 from . import _compat
+from ._trace import accesses as trace_accesses
 from ._analysis import identify_accessed_tensors
 from ._compat import DispatchKey
 from ._side_table import TensorDescriptorSpec, base_kernel, kernel_key_name, kernel_layers, kernel_side_table
@@ -357,7 +358,8 @@ def tensors_accessed(kernel: str, constant_args: str, configs: str, kwargs: dict
         # on a config value are rare; the analysis falls back safely where it cannot tell).
         all_args = {**all_args, **config_list[0]["kwargs"]}
         _compat.set_block_shapes(config_list[0].get("block_shapes") or {}, all_args)
-    return identify_accessed_tensors(triton_kernel, all_args)
+    trace_accesses(kernel, result := identify_accessed_tensors(triton_kernel, all_args))
+    return result
 
 
 def tensors_written(kernel: str, constant_args: str, configs: str, kwargs: dict[str, Any]) -> list[str]:

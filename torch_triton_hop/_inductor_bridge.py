@@ -30,7 +30,7 @@ from typing import Any
 
 import torch
 
-from . import _compat, _compat_inductor
+from . import _compat, _compat_inductor, _trace
 from ._hops import (
     parse_shared_memory,
     storage_span,
@@ -255,6 +255,7 @@ def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
             refusals[",".join(unit)] = reason
     name = kernel_key_name(node.kwargs["kernel"])
     if not in_place:
+        _trace.reinplacing(node.name, name, [], refusals)
         log.debug("launch %s (kernel %s): nothing written in place (%s)", node.name, name, refusals)
         return
     if any(",".join(group) in refusals for group in groups):
@@ -290,6 +291,7 @@ def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
             copy.args = (copy.args[0], copy.args[0], *copy.args[2:])
     graph.erase_node(node)
     log.debug("launch %s (kernel %s): written in place %s; copied %s", node.name, name, sorted(in_place), refusals)
+    _trace.reinplacing(node.name, name, sorted(in_place), refusals)
 
 
 # --- lowerings ---------------------------------------------------------------------------
