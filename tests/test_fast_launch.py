@@ -413,6 +413,66 @@ def test_autotuned_launches_go_fast_after_tuning(stub, monkeypatch):
     assert len(at.cache) == 2 and all(at.cache[key] is config for key, config in tuned.items())
 
 
+def test_autotuned_tuning_key_follows_keyword_order(stub):
+    """Triton's tuning key lists dtypes in call order: tensors passed by keyword in another
+    order are another key (tuned again, maybe to another config); the fast path keeps them apart."""
+    at = triton.autotune(configs=[triton.Config({"BLOCK": 16}, num_warps=2), triton.Config({"BLOCK": 32}, num_warps=4)],
+                         key=["n"], do_bench=_bench_order([2.0, 1.0, 1.0, 2.0]))(_jit(_add))
+    ours = wrap_triton(at)
+    a, b, out = torch.zeros(64), torch.zeros(64).half(), torch.zeros(64)
+    calls = [lambda: ours[(1,)](x_ptr=a, y_ptr=b, out_ptr=out, n=64), lambda: ours[(1,)](y_ptr=b, x_ptr=a, out_ptr=out, n=64)]
+    for _ in range(3):
+        for call in calls:
+            call()
+            assert stub.launches[-1][0].options["num_warps"] == at.best_config.num_warps
+    assert sorted(config.num_warps for config in at.cache.values()) == [2, 4]
+    assert [stub.launches[i][0].options["num_warps"] for i in (-2, -1)] == [4, 2]
+    assert stub.launches[-1][1][6:9] == (None, None, None)  # the fast path launched it
+
+
+def test_autotuned_config_edited_after_tuning(stub):
+    """A config changed after tuning is launched as changed, as Autotuner.run reads it per call."""
+    at = _autotuned()
+    ours = wrap_triton(at)
+    x = torch.zeros(64)
+    for _ in range(3):
+        ours[(1,)](x, x, x, 64)
+    assert stub.launches[-1][1][-1] == 32
+    at.best_config.kwargs["BLOCK"] = 8
+    ours[(1,)](x, x, x, 64)
+    assert stub.launches[-1][1][-1] == 8
+
+
+def test_heuristics_see_triton_dict(stub):
+    """Each heuristic sees the dict Heuristics.run builds (positional names, grid, warmup,
+    kwargs in call order, earlier values), whatever is passed by keyword."""
+    seen = []
+
+    def first(args):
+        seen.append(list(args.items()))
+        return 16
+
+    def second(args):
+        seen.append(list(args.items()))
+        return args.get("n", 3)
+
+    x = torch.zeros(64)
+    for values in ({"BLOCK": first, "n": second}, {"BLOCK": first}):  # several values; one (a dict literal)
+        kernel = triton.heuristics(values)(_jit(_add))
+        ours = wrap_triton(kernel)
+        for args, kwargs in [((x, x, x), {"n": 5}), ((x,), {"out_ptr": x, "y_ptr": x, "n": 7}), ((x, x, x, 6), {})]:
+            if len(args) == 4 and "n" in values:
+                continue
+            seen.clear()
+            kernel[(1,)](*args, **kwargs)
+            expected = list(seen)
+            for _ in range(3):
+                seen.clear()
+                ours[(1,)](*args, **kwargs)
+                assert seen == expected
+            assert stub.launches[-1][1][6:9] == (None, None, None)
+
+
 def test_heuristics_are_evaluated_per_call(stub):
     seen = []
 

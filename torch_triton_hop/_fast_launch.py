@@ -44,15 +44,34 @@
 # scratch pointers as None. A grid with a size <= 0 goes to triton's launcher.
 # TORCH_TRITON_HOP_STATIC_LAUNCH=0 turns it off.
 #
-# **Layers.** @triton.heuristics values are computed per call exactly as Heuristics.run
-# does; @triton.autotune finds the tuned config (a key not tuned yet runs Autotuner.run,
-# which tunes), sets best_config and passes config.all_kwargs() down.
+# **Layers.** @triton.heuristics over at most one @triton.autotune (innermost): one
+# generated launch per layer; see [Note: Fast heuristics launch] and [Note: Fast autotuned
+# launch]. Any other stack (an Autotuner over a Heuristics) goes through _AutotuneLayer /
+# _HeuristicsLayer: values computed per call exactly as Heuristics.run does, the tuned
+# config found per call and config.all_kwargs() passed down.
+#
+# [Note: Fast autotuned launch]
+# TL;DR: one generated function binds the call with every parameter defaulting to a
+# sentinel, classifies what was passed as the plain launch does and adds Autotuner.run's
+# key values and the call shape (the names passed by keyword, in order: triton's tuning
+# key lists str(dtype) in call order), one key for both keys. Its entry, recorded after
+# Autotuner.run launched for that key (tuning it if new), holds the config, a snapshot of
+# the config's __dict__ (a config edited later misses), triton's tuning key, the values
+# the config or a default supplies per parameter, and the kernel with its launch parts.
+# Per call: the entry is used only while Autotuner.run would pick the same config
+# (at.cache[tuning key] is it, or configs[0] with one config) and the kernel cache still
+# maps triton's key to the kernel; best_config is set as run sets it. Nothing else runs:
+# on a hit Autotuner.run calls no hook (restore_value / reset_to_zero / post_hook act only
+# while tuning; a config pre_hook keeps the call on Autotuner.run, never recorded). Not
+# fast: kwargs that are not parameters (options go with the config), constexpr or key
+# values other than int / bool / float / str / None, autotuner keys edited since.
 #
 # Measured: benchmarks/eager_overhead.py, benchmarks/RESULTS.md (issue 14).
 """
 
 from __future__ import annotations
 
+import itertools
 import keyword
 import os
 from typing import Any, Callable
@@ -104,6 +123,16 @@ def _check_globals(used_global_vals: dict) -> None:
                 f"Global variable {name} has changed since we compiled this kernel, from {val} to {new_val}")
 
 
+def _tuning_key(autotuner: Any, args: tuple, kwargs: dict[str, Any]) -> tuple:
+    """The key Autotuner.run (triton 3.6-3.9) computes for a call: the values of its key
+    arguments that were passed, then str(dtype) of every passed argument that has one, in
+    call order."""
+    arg_names = autotuner.arg_names
+    passed = {name: value for name, value in {**dict(zip(arg_names, args)), **kwargs}.items() if name in arg_names}
+    key = [passed[name] for name in autotuner.keys if name in passed]
+    return tuple(key + [str(value.dtype) for value in passed.values() if hasattr(value, "dtype")])
+
+
 def _int_code_lines(name: str, slot: str, specialize: bool, align: bool, indent: str) -> list[str]:
     """Classify an int like triton's native specialization: 1, the i32 / i64 / u64 range,
     divisibility by 16 (codes 1-8)."""
@@ -124,25 +153,33 @@ def _int_code_lines(name: str, slot: str, specialize: bool, align: bool, indent:
 
 
 class _JitLauncher:
-    """The fast launch of one JITFunction: a generated binder + classifier + launcher."""
+    """The fast launch of one JITFunction: generated binders + classifiers + launchers."""
 
-    def __init__(self, jit: Any, launch: Callable[..., Any], namespace: dict[str, Any], names: list[str],
-                 slots: list[tuple[int, int] | None], static_launch: Any) -> None:
+    def __init__(self, jit: Any, namespace: dict[str, Any], names: list[str], specializations: list[tuple],
+                 defaults: dict[str, Any], static_launch: Any) -> None:
         self.jit = jit
-        self.launch = launch  # launch(grid, *args, **kwargs) -> result | NOT_FAST
         self.namespace = namespace
         self.names = names
-        self.slots = slots  # per parameter: (dtype / code slot, alignment slot) in the key, None for a constexpr
+        self.specializations = specializations
+        self.defaults = defaults
         self.static_launch = static_launch
         self.cache: dict[tuple, tuple] = namespace["_f_cache"]
+        self.tuned: dict[tuple, tuple] = namespace["_f_atcache"]  # See [Note: Fast autotuned launch]
+        self.autotuner: Any = None
+        self.launch: Any = None  # launch(grid, *args, **kwargs) -> result | NOT_FAST
+        self.slots: list[tuple[int, int] | None] = []
+        self.tuned_slots: list[tuple[int, int] | None] = []
 
-    def setup(self, grid: Any, args: tuple, options: dict[str, Any]) -> Any:
-        """First launch (or another active driver): triton's run, then read its driver."""
-        result = self.jit.run(*args, grid=grid, warmup=False, **options)
+    def _read_driver(self) -> None:
         active = _compat.triton_driver_config._active
         if active is not None:
             get_device, get_stream = _compat.launch_device_functions(active)
             self.namespace.update(_f_get_device=get_device, _f_get_stream=get_stream, _f_active=active)
+
+    def setup(self, grid: Any, args: tuple, options: dict[str, Any]) -> Any:
+        """First launch (or another active driver): triton's run, then read its driver."""
+        result = self.jit.run(*args, grid=grid, warmup=False, **options)
+        self._read_driver()
         return result
 
     def miss(self, key: tuple, grid: Any, args: tuple, options: dict[str, Any]) -> Any:
@@ -151,37 +188,93 @@ class _JitLauncher:
         self.record(key, result)
         return result
 
-    def record(self, key: tuple, kernel: Any) -> None:
+    def _parts(self, device: Any, kernel: Any) -> tuple | None:
+        """(launcher, function, packed, device caches, triton's key) of a kernel triton returned."""
         parts = _compat.compiled_kernel_launch_parts(kernel)
-        caches = self.jit.device_caches.get(key[0])
-        if parts is None or caches is None or not _compat.is_cuda_target(caches[2]) or len(self.cache) >= _MAX_ENTRIES:
-            return
-        kernel_cache = caches[0]
-        triton_key = next((k for k, v in list(kernel_cache.items()) if v is kernel), None)
-        if triton_key is not None:
-            self.cache[key] = (kernel, self.static_function(key, kernel, *parts), *parts, caches, triton_key)
+        caches = self.jit.device_caches.get(device)
+        if parts is None or caches is None or not _compat.is_cuda_target(caches[2]):
+            return None
+        triton_key = next((k for k, v in list(caches[0].items()) if v is kernel), None)
+        return None if triton_key is None else (*parts, caches, triton_key)
 
-    def static_function(self, key: tuple, kernel: Any, launcher: Any, function: Any, packed: Any) -> Any:
+    def record(self, key: tuple, kernel: Any) -> None:
+        found = self._parts(key[0], kernel)
+        if found is None or len(self.cache) >= _MAX_ENTRIES:
+            return
+        kinds = [None if slot is None else (key[slot[0]], key[slot[1]]) for slot in self.slots]
+        self.cache[key] = (kernel, self.static_function(kinds, kernel, *found[:3]), *found)
+
+    def tuned_setup(self, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+        result = self.autotuner.run(*args, grid=grid, warmup=False, **kwargs)
+        self._read_driver()
+        return result
+
+    def tuned_miss(self, key: tuple, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+        """Autotuner.run decides (tunes a new key, compiles or looks up); record what it chose."""
+        result = self.autotuner.run(*args, grid=grid, warmup=False, **kwargs)
+        self.tuned_record(key, args, kwargs, result)
+        return result
+
+    def tuned_record(self, key: tuple, args: tuple, kwargs: dict[str, Any], kernel: Any) -> None:
+        """Everything the autotuned launch needs per key: the config and a snapshot of it,
+        triton's tuning key, the parameters the config (or a default) supplies, the kernel.
+        See [Note: Fast autotuned launch]."""
+        at = self.autotuner
+        config = at.best_config
+        if config is None or _compat.config_pre_hook(config) is not None or len(self.tuned) >= _MAX_ENTRIES:
+            return
+        if len(at.configs) > 1:
+            tuning_key = _tuning_key(at, args, kwargs)
+            if at.cache.get(tuning_key) is not config:
+                return
+        elif at.configs[0] is config:
+            tuning_key = None
+        else:
+            return
+        extra = config.all_kwargs()
+        given = set(self.names[:len(args)]) | set(kwargs)
+        fill: list[Any] = []
+        kinds: list[Any] = []
+        for name, slot, (_, specialize, _, _) in zip(self.names, self.tuned_slots, self.specializations):
+            if name in given:
+                fill.append(_UNSET)
+                kinds.append(None if slot is None else (key[slot[0]], key[slot[1]]))
+                continue
+            value = extra[name] if name in extra else self.defaults.get(name, _UNSET)
+            if value is _UNSET or value.__class__ not in _SIMPLE_OPTION_TYPES:
+                return
+            fill.append(value)
+            kinds.append(None if slot is None else (
+                -3 if value is None else 1 if value.__class__ is int and value == 1 and specialize else 0, None))
+        found = self._parts(key[0], kernel)
+        if found is None:
+            return
+        snapshot = {**config.__dict__, "kwargs": dict(config.kwargs)}
+        self.tuned[key] = (config, snapshot, tuning_key, kernel, self.static_function(kinds, kernel, *found[:3]),
+                           *found, tuple(fill))
+
+    def static_function(self, kinds: list, kernel: Any, launcher: Any, function: Any, packed: Any) -> Any:
         """f(g0, g1, g2, stream, *values) launching through torch's static launcher, values being
         the parameters with each tensor replaced by its data_ptr(); None where triton's
-        launcher must launch. See [Note: Fast launch], **Static launch**."""
+        launcher must launch. kinds: per parameter (dtype or code, alignment code) as in the
+        key, None for a constexpr. See [Note: Fast launch], **Static launch**."""
         if self.static_launch is None:
             return None
         plan = _compat.static_launch_plan(kernel, self.names)
         if plan is None:
             return None
         function, num_warps, shared, types, scratch = plan
-        for slot, ty in zip(self.slots, types):
-            if slot is None:
+        for kind_align, ty in zip(kinds, types):
+            if kind_align is None:
                 if ty is not None:
                     return None
                 continue
-            kind = key[slot[0]]
+            kind, align = kind_align
             is_tensor = isinstance(kind, torch.dtype)
             if ty is None:
                 if is_tensor or kind not in (1, -3):  # triton folds None and the int 1, nothing else here
                     return None
-            elif (ty == "O") != is_tensor or is_tensor and key[slot[1]] >= 2:
+            elif (ty == "O") != is_tensor or is_tensor and align >= 2:
                 return None  # a tensor not on a CUDA device
         values = [f"_f_p{i}" for i in range(len(types))]
         passed = [value for value, ty in zip(values, types) if ty is not None] + ["None"] * scratch
@@ -204,7 +297,7 @@ def _generate(jit: Any, static_launch: Any, assume_cuda: bool = False) -> _JitLa
     signature = inspect.signature(_compat.python_function(jit))
     params = _compat.kernel_params(jit)
     option_knobs = _compat.jit_run_option_knobs()
-    reserved = {"debug"} | {name for name, _, _ in option_knobs}
+    reserved = {"debug", "grid", "warmup"} | {name for name, _, _ in option_knobs}
     names = list(signature.parameters)
     if len(names) != len(params) or any(
             p.kind not in (p.POSITIONAL_OR_KEYWORD,) or p.name.startswith("_f_") or p.name in reserved
@@ -213,31 +306,63 @@ def _generate(jit: Any, static_launch: Any, assume_cuda: bool = False) -> _JitLa
     specializations = [_compat.jit_param_specialization(param) for param in params]
     if any(annotation and not is_constexpr for is_constexpr, _, _, annotation in specializations):
         static_launch = None  # triton's launcher converts annotated scalars its own way
-    # Where a tensor is, and whether it is on a CUDA device, matters only to the static launch.
-    cuda_check = static_launch is not None and not assume_cuda
-
+    defaults = {name: p.default for name, p in signature.parameters.items() if p.default is not inspect.Parameter.empty}
     ns: dict[str, Any] = {
         "_f_NOT_FAST": NOT_FAST, "_f_Tensor": torch.Tensor, "_f_Parameter": torch.nn.Parameter,
         "_f_int": int, "_f_bool": bool, "_f_float": float, "_f_isinstance": isinstance,
         "_f_callable": callable, "_f_len": len, "_f_tuple": tuple, "_f_TypeError": TypeError,
         "_f_jit": jit, "_f_kr": _compat.triton_knobs.runtime, "_f_HookChain": _compat.HookChain,
-        "_f_dcfg": _compat.triton_driver_config, "_f_active": _UNSET,
-        "_f_get_device": None, "_f_get_stream": None, "_f_cache": {},
+        "_f_dcfg": _compat.triton_driver_config, "_f_active": _UNSET, "_f_U": _UNSET,
+        "_f_get_device": None, "_f_get_stream": None, "_f_cache": {}, "_f_atcache": {},
         "_f_options_key": _options_key, "_f_check_globals": _check_globals,
+        "_f_simple": _SIMPLE_OPTION_TYPES, "_f_simple_u": _SIMPLE_OPTION_TYPES | {_Unset},
         # What _launch_directly asks, without its frames. See [Note: Eager fast path].
         "_f_modes": _compat.dispatch_mode_stack_depth, "_f_function_modes": _compat.torch_function_mode_enabled,
         "_f_functorch": _compat.functorch_interpreter_top,
     }
-    header = []
-    for name, p in signature.parameters.items():
-        if p.default is inspect.Parameter.empty:
-            header.append(name)
-        else:
-            ns[f"_f_default_{name}"] = p.default
-            header.append(f"{name}=_f_default_{name}")
+    for name, default in defaults.items():
+        ns[f"_f_default_{name}"] = default
+    for i, (_, namespace, _) in enumerate(option_knobs):
+        ns[f"_f_knobs{i}"] = namespace
+    launcher = _JitLauncher(jit, ns, names, specializations, defaults, static_launch)
+    ns.update(_f_setup=launcher.setup, _f_miss=launcher.miss, _f_atsetup=launcher.tuned_setup,
+              _f_atmiss=launcher.tuned_miss)
+    cuda_check = launcher.cuda_check = static_launch is not None and not assume_cuda
+    source, launcher.slots = _launch_source(jit, names, specializations, defaults, option_knobs, cuda_check, "plain")
+    inner, _ = _launch_source(jit, names, specializations, defaults, option_knobs, cuda_check, "inner")
+    launcher.source = source + inner
+    exec(compile(launcher.source, f"<fast launch of {getattr(jit, '__qualname__', 'kernel')}>", "exec"), ns)
+    launcher.launch = ns["_f_launch"]
+    return launcher
+
+
+def _generate_tuned(launcher: _JitLauncher, autotuner: Any) -> Any:
+    """The autotuned launch of `autotuner` over launcher's JITFunction. See [Note: Fast autotuned launch]."""
+    supplied = set().union(*(config.kwargs for config in autotuner.configs)) | set(launcher.defaults)
+    ns = launcher.namespace
+    ns.update(_f_at=autotuner, _f_keys=list(autotuner.keys))
+    launcher.autotuner = autotuner
+    source, launcher.tuned_slots = _launch_source(
+        launcher.jit, launcher.names, launcher.specializations, launcher.defaults, _compat.jit_run_option_knobs(),
+        launcher.cuda_check, "tuned", supplied, autotuner.keys)
+    launcher.source += source
+    exec(compile(source, "<fast autotuned launch>", "exec"), ns)
+    return ns["_f_atlaunch"]
+
+
+def _launch_source(jit: Any, names: list[str], specializations: list[tuple], defaults: dict[str, Any],
+                   option_knobs: list, cuda_check: bool, mode: str, supplied: set[str] = frozenset(),
+                   tuning_names: list[str] = ()) -> tuple[str, list]:
+    """One generated launch. mode "plain": _f_launch(grid, *args, **kwargs), the whole fast path;
+    "inner": _f_inner, the same without the mode checks (its caller made them); "tuned":
+    _f_atlaunch(grid, *args, **kwargs) over an Autotuner. Returns (source, key slots)."""
+    tuned = mode == "tuned"
     body: list[str] = []
     add = body.append
-    add("if _f_modes() or _f_function_modes() or _f_functorch() is not None: return _f_NOT_FAST")
+    if mode != "inner":
+        add("if _f_modes() or _f_function_modes() or _f_functorch() is not None: return _f_NOT_FAST")
+    if tuned:
+        add("if _f_options or _f_at.keys != _f_keys: return _f_NOT_FAST")
     add("if _f_grid.__class__ is _f_tuple:")
     add("    _f_n = _f_len(_f_grid)")
     add("    if not _f_n: return _f_NOT_FAST")
@@ -248,10 +373,18 @@ def _generate(jit: Any, static_launch: Any, assume_cuda: bool = False) -> _JitLa
     key_items: list[str] = []
     slots: list[tuple[int, int] | None] = []
     values: list[str] = []  # what the static launch gets: data_ptr() for a tensor, else the value
-    first_slot = 3 + len(option_knobs)  # after device, debug, options, knobs
+    fills: list[str] = []
+    tuning_values = [name for name in tuning_names if name in names]
+    first_slot = 3 + len(option_knobs) + len(tuning_values)  # after device, debug, options / call shape, knobs
     for i, (name, (is_constexpr, specialize, align, _annotation)) in enumerate(zip(names, specializations)):
+        fillable = tuned and name in supplied
+        if fillable:
+            fills.append(f"if {name} is _f_U: {name} = _f_fill[{i}]" + ("" if is_constexpr else f"; _f_v{i} = {name}"))
         if is_constexpr:
-            add(f"if {name}.__class__ is not _f_int and _f_isinstance({name}, _f_Tensor): return _f_NOT_FAST")
+            if tuned:  # See [Note: Fast autotuned launch]: a constexpr's value joins triton's tuning key
+                add(f"if {name}.__class__ not in {'_f_simple_u' if fillable else '_f_simple'}: return _f_NOT_FAST")
+            else:
+                add(f"if {name}.__class__ is not _f_int and _f_isinstance({name}, _f_Tensor): return _f_NOT_FAST")
             slots.append(None)
             key_items.append(name)
             values.append(name)
@@ -272,10 +405,14 @@ def _generate(jit: Any, static_launch: Any, assume_cuda: bool = False) -> _JitLa
         add(f"elif _f_t is _f_bool: {s} = -1; {a} = None; {v} = {name}")
         add(f"elif _f_t is _f_float: {s} = -2; {a} = None; {v} = {name}")
         add(f"elif {name} is None: {s} = -3; {a} = None; {v} = None")
+        if fillable:
+            add(f"elif {name} is _f_U: {s} = -4; {a} = None; {v} = None")
         add("else: return _f_NOT_FAST")
         slots.append((first_slot + len(key_items), first_slot + len(key_items) + 1))
         key_items += [s, a]
         values.append(v)
+    for name in tuning_values:  # Autotuner.run keys on their values
+        add(f"if {name}.__class__ not in _f_simple_u: return _f_NOT_FAST")
     # What triton's run does before its key: hooks, options, knobs, device.
     add("if _f_jit.pre_run_hooks: return _f_NOT_FAST")
     for hook in ("launch_enter_hook", "launch_exit_hook"):
@@ -283,32 +420,47 @@ def _generate(jit: Any, static_launch: Any, assume_cuda: bool = False) -> _JitLa
         add("if _f_h is not None and (_f_h.__class__ is not _f_HookChain or _f_h.calls): return _f_NOT_FAST")
     if _compat.RUN_READS_STAGES_HOOK:
         add("if _f_kr.add_stages_inspection_hook is not None: return _f_NOT_FAST")
-    add("if _f_options:")
-    add("    _f_ok = _f_options_key(_f_options)")
-    add("    if _f_ok is None: return _f_NOT_FAST")
-    add("    _f_dbg = _f_options.get('debug', _f_jit.debug) or _f_kr.debug")
-    add("else:")
-    add("    _f_ok = None")
-    add("    _f_dbg = _f_jit.debug or _f_kr.debug")
+    if tuned:  # options come from the config (checked by its snapshot); the call shape orders the dtypes
+        add("_f_ok = _f_tuple(_f_kwargs) if _f_kwargs else None")
+        add("_f_dbg = _f_jit.debug or _f_kr.debug")
+    else:
+        add("if _f_options:")
+        add("    _f_ok = _f_options_key(_f_options)")
+        add("    if _f_ok is None: return _f_NOT_FAST")
+        add("    _f_dbg = _f_options.get('debug', _f_jit.debug) or _f_kr.debug")
+        add("else:")
+        add("    _f_ok = None")
+        add("    _f_dbg = _f_jit.debug or _f_kr.debug")
     add("if _f_dbg.__class__ is not _f_bool: return _f_NOT_FAST")
     args_tuple = "(" + "".join(f"{n}, " for n in names) + ")"
-    add(f"if _f_dcfg._active is not _f_active: return _f_setup(_f_grid, {args_tuple}, _f_options)")
-    knob_items = []
-    for i, (_, namespace, attribute) in enumerate(option_knobs):
-        ns[f"_f_knobs{i}"] = namespace
-        knob_items.append(f"_f_knobs{i}.{attribute}")
+    run_args = "_f_grid, _f_args, _f_kwargs" if tuned else f"_f_grid, {args_tuple}, _f_options"
+    add(f"if _f_dcfg._active is not _f_active: return {'_f_atsetup' if tuned else '_f_setup'}({run_args})")
+    knob_items = [f"_f_knobs{i}.{attribute}" for i, (_, _, attribute) in enumerate(option_knobs)]
     add("_f_dev = _f_get_device()")
-    add("_f_key = (" + ", ".join(["_f_dev", "_f_dbg", "_f_ok", *knob_items, *key_items]) + ",)")
+    add("_f_key = (" + ", ".join(["_f_dev", "_f_dbg", "_f_ok", *knob_items, *tuning_values, *key_items]) + ",)")
     add("try:")
-    add("    _f_e = _f_cache.get(_f_key)")
+    add(f"    _f_e = {'_f_atcache' if tuned else '_f_cache'}.get(_f_key)")
     add("except _f_TypeError:")  # an unhashable constexpr: triton raises its own error
     add("    return _f_NOT_FAST")
-    add(f"if _f_e is None: return _f_miss(_f_key, _f_grid, {args_tuple}, _f_options)")
-    add("_f_kernel, _f_static, _f_launcher, _f_function, _f_packed, _f_caches, _f_tkey = _f_e")
-    add("if _f_jit.device_caches.get(_f_dev) is not _f_caches or _f_caches[0].get(_f_tkey) is not _f_kernel:")
-    add(f"    return _f_miss(_f_key, _f_grid, {args_tuple}, _f_options)")
+    if tuned:
+        add(f"if _f_e is None: return _f_atmiss(_f_key, {run_args})")
+        add("_f_c, _f_snap, _f_tk, _f_kernel, _f_static, _f_launcher, _f_function, _f_packed, _f_caches, _f_tkey, "
+            "_f_fill = _f_e")
+        # Autotuner.run's choice: the cached config for a tuning key, or the only config.
+        add("_f_cf = _f_at.configs")
+        add("if ((_f_at.cache.get(_f_tk) if _f_len(_f_cf) > 1 else _f_cf[0]) is not _f_c or _f_c.__dict__ != _f_snap"
+            " or _f_jit.device_caches.get(_f_dev) is not _f_caches or _f_caches[0].get(_f_tkey) is not _f_kernel):")
+        add(f"    return _f_atmiss(_f_key, {run_args})")
+    else:
+        add(f"if _f_e is None: return _f_miss(_f_key, {run_args})")
+        add("_f_kernel, _f_static, _f_launcher, _f_function, _f_packed, _f_caches, _f_tkey = _f_e")
+        add("if _f_jit.device_caches.get(_f_dev) is not _f_caches or _f_caches[0].get(_f_tkey) is not _f_kernel:")
+        add(f"    return _f_miss(_f_key, {run_args})")
     add("_f_u = _f_jit.used_global_vals")
     add("if _f_u: _f_check_globals(_f_u)")
+    if tuned:
+        add("_f_at.best_config = _f_c")
+        body.extend(fills)
     bound = "{" + ", ".join(f"{n!r}: {n}" for n in names) + "}"
     add("if _f_grid.__class__ is not _f_tuple:")
     add(f"    if _f_callable(_f_grid): _f_grid = _f_grid({bound})")
@@ -320,14 +472,23 @@ def _generate(jit: Any, static_launch: Any, assume_cuda: bool = False) -> _JitLa
     add("    _f_launcher(_f_g0, _f_g1, _f_g2, _f_get_stream(_f_dev), _f_function, _f_packed, None, None, None, "
         + ", ".join(names) + ")")
     add("return _f_kernel")
-    source = (f"def _f_launch(_f_grid, {', '.join(header)}{', ' if header else ''}**_f_options):\n"
-              + "".join(f"    {line}\n" for line in body))
-    exec(compile(source, f"<fast launch of {getattr(jit, '__qualname__', 'kernel')}>", "exec"), ns)
-    launcher = _JitLauncher(jit, ns["_f_launch"], ns, names, slots, static_launch)
-    ns["_f_setup"] = launcher.setup
-    ns["_f_miss"] = launcher.miss
-    launcher.source = source
-    return launcher
+    if tuned:
+        header = "".join(f"{name}=_f_U, " for name in names)
+        source = (f"def _f_atlaunch_bound(_f_grid, _f_args, _f_kwargs, {header}**_f_options):\n"
+                  + "".join(f"    {line}\n" for line in body)
+                  # The call shape (which parameters came by name, in which order) orders triton's
+                  # tuning key: keep the arguments as passed, then bind them.
+                  + "def _f_atlaunch(_f_grid, *_f_args, **_f_kwargs):\n"
+                  "    try:\n"
+                  "        return _f_atlaunch_bound(_f_grid, _f_args, _f_kwargs, *_f_args, **_f_kwargs)\n"
+                  "    except _f_TypeError as _f_error:\n"
+                  "        if _f_error.__traceback__.tb_next is None: return _f_NOT_FAST\n"
+                  "        raise\n")
+        return source, slots
+    header = ", ".join(name if name not in defaults else f"{name}=_f_default_{name}" for name in names)
+    source = (f"def {'_f_inner' if mode == 'inner' else '_f_launch'}(_f_grid, {header}{', ' if header else ''}"
+              "**_f_options):\n" + "".join(f"    {line}\n" for line in body))
+    return source, slots
 
 
 class _JitLayer:
@@ -426,6 +587,79 @@ class _AutotuneLayer:
         return self.inner(grid, args, {**kw, **extra})
 
 
+def _has_tensor_subclass(values: Any) -> bool:
+    return any(value.__class__ not in _PLAIN_CLASSES and isinstance(value, torch.Tensor) for value in values)
+
+
+def _heuristics_launch(heuristics: Any, inner: Callable[..., Any], names: list[str],
+                       specializations: list[tuple]) -> Callable[..., Any]:
+    """launch(grid, *args, **kwargs) of a Heuristics over a kernel whose fast launch is `inner`
+    (a JITFunction's, an Autotuner's, another Heuristics'). See [Note: Fast heuristics launch]."""
+    # [Note: Fast heuristics launch]
+    # TL;DR: Heuristics.run (triton 3.6-3.9) is one loop, `kwargs[v] = heur({**dict(zip(
+    # self.arg_names, args)), **kwargs})`, kwargs being grid, warmup (as the launch passed
+    # them), the call's kwargs, then the values already computed. Each function is called
+    # once per launch with a fresh dict holding exactly those items in that order: a value
+    # may depend on any argument, so nothing is cached. The dict of the one-heuristic case
+    # is a literal per positional count (a third of dict(zip(...)) + update). The checks
+    # _launch_directly makes come first: once the user's functions have run, the launch
+    # never returns NOT_FAST (it ends in fn.run with the values computed).
+    # The positional count tried first: the leading non-constexpr parameters.
+    first = len(list(itertools.takewhile(lambda spec: not spec[0], specializations)))
+    lines = [
+        "def _f_hlaunch(_f_grid, *_f_args, **_f_kw):",
+        "    if _f_modes() or _f_function_modes() or _f_functorch() is not None: return _f_NOT_FAST",
+        "    _f_na = _f_len(_f_args)",
+    ]
+    for position, count in enumerate([first] + [c for c in range(len(names) + 1) if c != first]):
+        locals_ = [f"_f_a{i}" for i in range(count)]
+        lines.append(f"    {'if' if position == 0 else 'elif'} _f_na == {count}:")
+        if count:
+            lines.append(f"        {', '.join(locals_)}, = _f_args")
+            plain = " and ".join(f"{a}.__class__ in _f_plain" for a in locals_)
+            lines.append(f"        if not ({plain}) and _f_subclass(_f_args): return _f_NOT_FAST")
+        items = "".join(f"{name!r}: {a}, " for name, a in zip(names, locals_))
+        lines.append(f"        _f_seen = {{{items}'grid': _f_grid, 'warmup': False, **_f_kw}}")
+    lines += [
+        "    else:",
+        "        if _f_subclass(_f_args): return _f_NOT_FAST",
+        "        _f_seen = None",
+        "    if _f_kw:",
+        "        if 'grid' in _f_kw or 'warmup' in _f_kw: return _f_NOT_FAST",
+        "        for _f_x in _f_kw.values():",
+        "            if _f_x.__class__ not in _f_plain and _f_isinstance(_f_x, _f_Tensor): return _f_NOT_FAST",
+        "    if _f_grid.__class__ is _f_tuple:",
+        "        if not _f_grid or _f_min(_f_grid) < 0: return _f_NOT_FAST",  # See [Note: Launch checks]
+        "    elif _f_grid is None: return _f_NOT_FAST",
+        "    _f_hv = _f_H.values",
+        "    if _f_seen is not None and _f_len(_f_hv) == 1 and _f_H.arg_names == _f_names:",
+    ]
+    lines += [
+        "        (_f_name, _f_h), = _f_hv.items()",
+        "        _f_kw[_f_name] = _f_h(_f_seen)",
+        "    else:",
+        "        _f_named = _f_dict(_f_zip(_f_H.arg_names, _f_args))",
+        "        for _f_name, _f_h in _f_hv.items():",
+        "            _f_kw[_f_name] = _f_h({**_f_named, 'grid': _f_grid, 'warmup': False, **_f_kw})",
+        "    try:",
+        "        _f_r = _f_inner(_f_grid, *_f_args, **_f_kw)",
+        "    except _f_TypeError as _f_error:",  # arguments that do not bind: triton's run reports them
+        "        if _f_error.__traceback__.tb_next is not None: raise",
+        "        _f_r = _f_NOT_FAST",
+        "    if _f_r is _f_NOT_FAST: return _f_H.fn.run(*_f_args, grid=_f_grid, warmup=False, **_f_kw)",
+        "    return _f_r",
+    ]
+    ns = {
+        "_f_NOT_FAST": NOT_FAST, "_f_Tensor": torch.Tensor, "_f_plain": _PLAIN_CLASSES, "_f_H": heuristics,
+        "_f_inner": inner, "_f_names": list(names), "_f_modes": _compat.dispatch_mode_stack_depth,
+        "_f_function_modes": _compat.torch_function_mode_enabled, "_f_functorch": _compat.functorch_interpreter_top,
+        "_f_subclass": _has_tensor_subclass, "_f_isinstance": isinstance, "_f_tuple": tuple, "_f_min": min,
+        "_f_len": len, "_f_dict": dict, "_f_zip": zip, "_f_TypeError": TypeError,
+    }
+    exec(compile("\n".join(lines) + "\n", "<fast heuristics launch>", "exec"), ns)
+    return ns["_f_hlaunch"]
+
+
 class FastLauncher:
     """`launch(grid, *args, **kwargs)` -> the launch's result, or NOT_FAST for today's path.
 
@@ -433,10 +667,10 @@ class FastLauncher:
     calling it with arguments that do not bind raises TypeError at the call (see call_fast).
     """
 
-    def __init__(self, top: Any, jit_launcher: _JitLauncher, layered: bool) -> None:
+    def __init__(self, top: Any, jit_launcher: _JitLauncher, launch: Any = None) -> None:
         self.top = top
         self.jit_launcher = jit_launcher
-        self.launch = self._layered if layered else jit_launcher.launch
+        self.launch = launch if launch is not None else self._layered
 
     def _layered(self, grid: Any, *args: Any, **kwargs: Any) -> Any:
         # Layers run user code (heuristics) before the innermost classification: decide about
@@ -505,7 +739,18 @@ def fast_launcher(kernel: Any, static_launch: Any = _UNSET, assume_cuda: bool = 
     jit_launcher = _generate(kernel, static_launch, assume_cuda)
     if jit_launcher is None:
         return None
+    tuners = [index for index, wrapper in enumerate(chain) if type(wrapper) is _compat.Autotuner]
+    if tuners in ([], [len(chain) - 1]):
+        # Heuristics over at most one Autotuner, innermost: one generated launch per layer.
+        launch = jit_launcher.launch
+        for index, wrapper in reversed(list(enumerate(chain))):
+            if type(wrapper) is _compat.Autotuner:
+                launch = _generate_tuned(jit_launcher, wrapper)
+            else:
+                inner = jit_launcher.namespace["_f_inner"] if index == len(chain) - 1 else launch
+                launch = _heuristics_launch(wrapper, inner, jit_launcher.names, jit_launcher.specializations)
+        return FastLauncher(None, jit_launcher, launch)
     layer: Any = _JitLayer(jit_launcher)
     for wrapper in reversed(chain):
         layer = (_AutotuneLayer if type(wrapper) is _compat.Autotuner else _HeuristicsLayer)(wrapper, layer)
-    return FastLauncher(layer, jit_launcher, layered=bool(chain))
+    return FastLauncher(layer, jit_launcher)
