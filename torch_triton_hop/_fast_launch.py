@@ -79,6 +79,7 @@ from typing import Any, Callable
 import torch
 
 from . import _compat
+from ._fast_launch_source import launch_source
 
 __all__ = ["NOT_FAST", "call_fast", "fast_launcher"]
 
@@ -131,25 +132,6 @@ def _tuning_key(autotuner: Any, args: tuple, kwargs: dict[str, Any]) -> tuple:
     passed = {name: value for name, value in {**dict(zip(arg_names, args)), **kwargs}.items() if name in arg_names}
     key = [passed[name] for name in autotuner.keys if name in passed]
     return tuple(key + [str(value.dtype) for value in passed.values() if hasattr(value, "dtype")])
-
-
-def _int_code_lines(name: str, slot: str, specialize: bool, align: bool, indent: str) -> list[str]:
-    """Classify an int like triton's native specialization: 1, the i32 / i64 / u64 range,
-    divisibility by 16 (codes 1-8)."""
-    divisible = specialize and align
-    ranges = [("-2147483648 <= {n} <= 2147483647", 2), ("-9223372036854775808 <= {n} <= 9223372036854775807", 4),
-              ("0 <= {n} <= 18446744073709551615", 6)]
-    lines = []
-    first = True
-    if specialize:
-        lines.append(f"{indent}if {name} == 1: {slot} = 1")
-        first = False
-    for condition, code in ranges:
-        value = f"{code + 1} if not {name} & 15 else {code}" if divisible else f"{code}"
-        lines.append(f"{indent}{'if' if first else 'elif'} {condition.format(n=name)}: {slot} = {value}")
-        first = False
-    lines.append(f"{indent}else: {slot} = 8")
-    return lines
 
 
 class _JitLauncher:
@@ -328,8 +310,8 @@ def _generate(jit: Any, static_launch: Any, assume_cuda: bool = False) -> _JitLa
     ns.update(_f_setup=launcher.setup, _f_miss=launcher.miss, _f_atsetup=launcher.tuned_setup,
               _f_atmiss=launcher.tuned_miss)
     cuda_check = launcher.cuda_check = static_launch is not None and not assume_cuda
-    source, launcher.slots = _launch_source(jit, names, specializations, defaults, option_knobs, cuda_check, "plain")
-    inner, _ = _launch_source(jit, names, specializations, defaults, option_knobs, cuda_check, "inner")
+    source, launcher.slots = launch_source(jit, names, specializations, defaults, option_knobs, cuda_check, "plain")
+    inner, _ = launch_source(jit, names, specializations, defaults, option_knobs, cuda_check, "inner")
     launcher.source = source + inner
     exec(compile(launcher.source, f"<fast launch of {getattr(jit, '__qualname__', 'kernel')}>", "exec"), ns)
     launcher.launch = ns["_f_launch"]
@@ -342,153 +324,12 @@ def _generate_tuned(launcher: _JitLauncher, autotuner: Any) -> Any:
     ns = launcher.namespace
     ns.update(_f_at=autotuner, _f_keys=list(autotuner.keys))
     launcher.autotuner = autotuner
-    source, launcher.tuned_slots = _launch_source(
+    source, launcher.tuned_slots = launch_source(
         launcher.jit, launcher.names, launcher.specializations, launcher.defaults, _compat.jit_run_option_knobs(),
         launcher.cuda_check, "tuned", supplied, autotuner.keys)
     launcher.source += source
     exec(compile(source, "<fast autotuned launch>", "exec"), ns)
     return ns["_f_atlaunch"]
-
-
-def _launch_source(jit: Any, names: list[str], specializations: list[tuple], defaults: dict[str, Any],
-                   option_knobs: list, cuda_check: bool, mode: str, supplied: set[str] = frozenset(),
-                   tuning_names: list[str] = ()) -> tuple[str, list]:
-    """One generated launch. mode "plain": _f_launch(grid, *args, **kwargs), the whole fast path;
-    "inner": _f_inner, the same without the mode checks (its caller made them); "tuned":
-    _f_atlaunch(grid, *args, **kwargs) over an Autotuner. Returns (source, key slots)."""
-    tuned = mode == "tuned"
-    body: list[str] = []
-    add = body.append
-    if mode != "inner":
-        add("if _f_modes() or _f_function_modes() or _f_functorch() is not None: return _f_NOT_FAST")
-    if tuned:
-        add("if _f_options or _f_at.keys != _f_keys: return _f_NOT_FAST")
-    add("if _f_grid.__class__ is _f_tuple:")
-    add("    _f_n = _f_len(_f_grid)")
-    add("    if not _f_n: return _f_NOT_FAST")
-    add("    _f_g0 = _f_grid[0]; _f_g1 = _f_grid[1] if _f_n > 1 else 1; _f_g2 = _f_grid[2] if _f_n > 2 else 1")
-    # A negative size in a tuple grid is refused eagerly: today's path. See [Note: Launch checks].
-    add("    if _f_g0 < 0 or _f_g1 < 0 or _f_g2 < 0: return _f_NOT_FAST")
-    add("elif _f_grid is None: return _f_NOT_FAST")
-    key_items: list[str] = []
-    slots: list[tuple[int, int] | None] = []
-    values: list[str] = []  # what the static launch gets: data_ptr() for a tensor, else the value
-    fills: list[str] = []
-    tuning_values = [name for name in tuning_names if name in names]
-    first_slot = 3 + len(option_knobs) + len(tuning_values)  # after device, debug, options / call shape, knobs
-    for i, (name, (is_constexpr, specialize, align, _annotation)) in enumerate(zip(names, specializations)):
-        fillable = tuned and name in supplied
-        if fillable:
-            fills.append(f"if {name} is _f_U: {name} = _f_fill[{i}]" + ("" if is_constexpr else f"; _f_v{i} = {name}"))
-        if is_constexpr:
-            if tuned:  # See [Note: Fast autotuned launch]: a constexpr's value joins triton's tuning key
-                add(f"if {name}.__class__ not in {'_f_simple_u' if fillable else '_f_simple'}: return _f_NOT_FAST")
-            else:
-                add(f"if {name}.__class__ is not _f_int and _f_isinstance({name}, _f_Tensor): return _f_NOT_FAST")
-            slots.append(None)
-            key_items.append(name)
-            values.append(name)
-            continue
-        # Annotated parameters (x: tl.int32, y: tl.float32) are classified like the others:
-        # a finer key than triton's ("i32",) + spec[1:] / ("fp32", None) is still exact.
-        s, a, v = f"_f_s{i}", f"_f_a{i}", f"_f_v{i}"
-        aligned = f"(not {v} & 15)" if specialize and align else "0"
-        on_device = f" + (0 if {name}.is_cuda else 2)" if cuda_check else ""
-        add(f"_f_t = {name}.__class__")
-        add("if _f_t is _f_Tensor or _f_t is _f_Parameter:")
-        add(f"    {s} = {name}.dtype")
-        add(f"    {v} = {name}.data_ptr()")
-        add(f"    {a} = {aligned}{on_device}")
-        add("elif _f_t is _f_int:")
-        add(f"    {a} = None; {v} = {name}")
-        body.extend(_int_code_lines(name, s, specialize, align, "    "))
-        add(f"elif _f_t is _f_bool: {s} = -1; {a} = None; {v} = {name}")
-        add(f"elif _f_t is _f_float: {s} = -2; {a} = None; {v} = {name}")
-        add(f"elif {name} is None: {s} = -3; {a} = None; {v} = None")
-        if fillable:
-            add(f"elif {name} is _f_U: {s} = -4; {a} = None; {v} = None")
-        add("else: return _f_NOT_FAST")
-        slots.append((first_slot + len(key_items), first_slot + len(key_items) + 1))
-        key_items += [s, a]
-        values.append(v)
-    for name in tuning_values:  # Autotuner.run keys on their values
-        add(f"if {name}.__class__ not in _f_simple_u: return _f_NOT_FAST")
-    # What triton's run does before its key: hooks, options, knobs, device.
-    add("if _f_jit.pre_run_hooks: return _f_NOT_FAST")
-    for hook in ("launch_enter_hook", "launch_exit_hook"):
-        add(f"_f_h = _f_kr.{hook}")
-        add("if _f_h is not None and (_f_h.__class__ is not _f_HookChain or _f_h.calls): return _f_NOT_FAST")
-    if _compat.RUN_READS_STAGES_HOOK:
-        add("if _f_kr.add_stages_inspection_hook is not None: return _f_NOT_FAST")
-    if tuned:  # options come from the config (checked by its snapshot); the call shape orders the dtypes
-        add("_f_ok = _f_tuple(_f_kwargs) if _f_kwargs else None")
-        add("_f_dbg = _f_jit.debug or _f_kr.debug")
-    else:
-        add("if _f_options:")
-        add("    _f_ok = _f_options_key(_f_options)")
-        add("    if _f_ok is None: return _f_NOT_FAST")
-        add("    _f_dbg = _f_options.get('debug', _f_jit.debug) or _f_kr.debug")
-        add("else:")
-        add("    _f_ok = None")
-        add("    _f_dbg = _f_jit.debug or _f_kr.debug")
-    add("if _f_dbg.__class__ is not _f_bool: return _f_NOT_FAST")
-    args_tuple = "(" + "".join(f"{n}, " for n in names) + ")"
-    run_args = "_f_grid, _f_args, _f_kwargs" if tuned else f"_f_grid, {args_tuple}, _f_options"
-    add(f"if _f_dcfg._active is not _f_active: return {'_f_atsetup' if tuned else '_f_setup'}({run_args})")
-    knob_items = [f"_f_knobs{i}.{attribute}" for i, (_, _, attribute) in enumerate(option_knobs)]
-    add("_f_dev = _f_get_device()")
-    add("_f_key = (" + ", ".join(["_f_dev", "_f_dbg", "_f_ok", *knob_items, *tuning_values, *key_items]) + ",)")
-    add("try:")
-    add(f"    _f_e = {'_f_atcache' if tuned else '_f_cache'}.get(_f_key)")
-    add("except _f_TypeError:")  # an unhashable constexpr: triton raises its own error
-    add("    return _f_NOT_FAST")
-    if tuned:
-        add(f"if _f_e is None: return _f_atmiss(_f_key, {run_args})")
-        add("_f_c, _f_snap, _f_tk, _f_kernel, _f_static, _f_launcher, _f_function, _f_packed, _f_caches, _f_tkey, "
-            "_f_fill = _f_e")
-        # Autotuner.run's choice: the cached config for a tuning key, or the only config.
-        add("_f_cf = _f_at.configs")
-        add("if ((_f_at.cache.get(_f_tk) if _f_len(_f_cf) > 1 else _f_cf[0]) is not _f_c or _f_c.__dict__ != _f_snap"
-            " or _f_jit.device_caches.get(_f_dev) is not _f_caches or _f_caches[0].get(_f_tkey) is not _f_kernel):")
-        add(f"    return _f_atmiss(_f_key, {run_args})")
-    else:
-        add(f"if _f_e is None: return _f_miss(_f_key, {run_args})")
-        add("_f_kernel, _f_static, _f_launcher, _f_function, _f_packed, _f_caches, _f_tkey = _f_e")
-        add("if _f_jit.device_caches.get(_f_dev) is not _f_caches or _f_caches[0].get(_f_tkey) is not _f_kernel:")
-        add(f"    return _f_miss(_f_key, {run_args})")
-    add("_f_u = _f_jit.used_global_vals")
-    add("if _f_u: _f_check_globals(_f_u)")
-    if tuned:
-        add("_f_at.best_config = _f_c")
-        body.extend(fills)
-    bound = "{" + ", ".join(f"{n!r}: {n}" for n in names) + "}"
-    add("if _f_grid.__class__ is not _f_tuple:")
-    add(f"    if _f_callable(_f_grid): _f_grid = _f_grid({bound})")
-    add("    _f_n = _f_len(_f_grid)")
-    add("    _f_g0 = _f_grid[0]; _f_g1 = _f_grid[1] if _f_n > 1 else 1; _f_g2 = _f_grid[2] if _f_n > 2 else 1")
-    add("if _f_static is not None:")
-    add(f"    _f_static(_f_g0, _f_g1, _f_g2, _f_get_stream(_f_dev), {', '.join(values)})")
-    add("else:")
-    add("    _f_launcher(_f_g0, _f_g1, _f_g2, _f_get_stream(_f_dev), _f_function, _f_packed, None, None, None, "
-        + ", ".join(names) + ")")
-    add("return _f_kernel")
-    if tuned:
-        header = "".join(f"{name}=_f_U, " for name in names)
-        source = (f"def _f_atlaunch_bound(_f_grid, _f_args, _f_kwargs, {header}**_f_options):\n"
-                  + "".join(f"    {line}\n" for line in body)
-                  # The call shape (which parameters came by name, in which order) orders triton's
-                  # tuning key: keep the arguments as passed, then bind them.
-                  + "def _f_atlaunch(_f_grid, *_f_args, **_f_kwargs):\n"
-                  "    try:\n"
-                  "        return _f_atlaunch_bound(_f_grid, _f_args, _f_kwargs, *_f_args, **_f_kwargs)\n"
-                  "    except _f_TypeError as _f_error:\n"
-                  "        if _f_error.__traceback__.tb_next is None: return _f_NOT_FAST\n"
-                  "        raise\n")
-        return source, slots
-    header = ", ".join(name if name not in defaults else f"{name}=_f_default_{name}" for name in names)
-    source = (f"def {'_f_inner' if mode == 'inner' else '_f_launch'}(_f_grid, {header}{', ' if header else ''}"
-              "**_f_options):\n" + "".join(f"    {line}\n" for line in body))
-    return source, slots
 
 
 class _JitLayer:
