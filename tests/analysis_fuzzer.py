@@ -56,6 +56,7 @@ GRID = 8           # programs per launch: key = sel + program_id takes 8 values 
 # specialised to a constant by the JIT).
 CONFIGS = [(sel, n) for n in (2, 1) for sel in (8, 24)]
 _BITS = (0, 1, 2, 4)
+_FLAGS = ('F0', 'F1', 'True', 'False')  # constexpr arguments of _fz_store_flag
 # Bounds: a pointer variable is a parameter plus at most _MAX_VAR_OFFSET; an address adds at most 16
 # (constants, loop index * BLOCK, gathered indices & 15) plus offs < BLOCK, so it stays below 64.
 _MAX_VAR_OFFSET = 32
@@ -301,6 +302,11 @@ class _Generator:
         if not choices:
             if fresh:
                 return ""
+            if self.statement_bits:  # this statement took every bit: stay independent of the enclosing ones
+                saved, self.statement_bits = self.statement_bits, []
+                chosen = self.cond(nest)
+                self.statement_bits = saved + self.statement_bits
+                return chosen
             bit = r.choice(_BITS)
             choices = [(f"((key >> {bit}) & 1) == {r.randint(0, 1)}", 1 << _BITS.index(bit))]
         chosen, used = r.choice(choices)
@@ -407,8 +413,8 @@ class _Generator:
         other = ", other=0.0" if mask else ""
         extra = r.choice(["", "", ", volatile=True", ", eviction_policy='evict_last'", ", cache_modifier='.cg'"])
         load = f"tl.load({address}{mask}{other}{extra})"
-        return [r.choice([f"acc += {load}", f"acc = tl.maximum(acc, {load})", f"acc = acc * 0.5 + {load}",
-                          f"acc += tl.load({self.ptr()})"])]
+        return [r.choice([lambda: f"acc += {load}", lambda: f"acc = tl.maximum(acc, {load})",
+                          lambda: f"acc = acc * 0.5 + {load}", lambda: f"acc += tl.load({self.ptr()})"])()]
 
     def _store(self) -> list[str]:
         r = self.rng
@@ -423,36 +429,36 @@ class _Generator:
         address = self.address()
         mask = self.mask(address)
         kinds = [
-            f"acc += tl.atomic_add({address}, {self.value()}{mask})",
-            f"tl.atomic_add({address}, acc + 1.0{mask}, sem='relaxed')",
-            f"tl.atomic_max({address}, tl.abs(acc) + 100.0{mask})",
-            f"acc += tl.atomic_min({address}, -tl.abs(acc) - 100.0{mask})",
-            f"tl.atomic_add({self.ptr()}, 1.0)",
+            lambda: f"acc += tl.atomic_add({address}, {self.value()}{mask})",
+            lambda: f"tl.atomic_add({address}, acc + 1.0{mask}, sem='relaxed')",
+            lambda: f"tl.atomic_max({address}, tl.abs(acc) + 100.0{mask})",
+            lambda: f"acc += tl.atomic_min({address}, -tl.abs(acc) - 100.0{mask})",
+            lambda: f"tl.atomic_add({self.ptr()}, 1.0)",
         ]
         if not mask and "tl.load" not in address:
-            kinds.append(f"acc += tl.atomic_cas({address}, tl.load({address}), {self.value()})")
+            kinds.append(lambda: f"acc += tl.atomic_cas({address}, tl.load({address}), {self.value()})")
         if HAS_ATOMIC_LOAD:
-            kinds.append(f"acc += tl.atomic_load({address}, sem='relaxed')")
-            kinds.append(f"tl.atomic_store({address}, {self.value()}, sem='relaxed')")
-        return [r.choice(kinds)]
+            kinds.append(lambda: f"acc += tl.atomic_load({address}, sem='relaxed')")
+            kinds.append(lambda: f"tl.atomic_store({address}, {self.value()}, sem='relaxed')")
+        return [r.choice(kinds)()]
 
     def _helper(self) -> list[str]:
         r = self.rng
-        kinds = [
-            f"_fz_store({self.ptr()}, offs{self.extra()}, {self.value()})",
-            f"_fz_store_if({self.ptr()}, offs, {self.value()}, {self.cond()})",
-            f"_fz_nested({self.ptr()}, {self.ptr()}, offs, {self.value()}, {self.cond()})",
-            f"acc += _fz_load({self.ptr()}, offs{self.extra()})",
-            f"_fz_store_pair(({self.ptr()}, {self.ptr()}), offs, {self.value()})",
-            f"_fz_store_loop({self.ptr()}, offs, {self.value()}, n)",
-            f"_fz_store_scalar({self.ptr()}, {r.choice([0, 3, 7])}, tl.sum(acc, axis=0) + 1.5)",
-            f"_fz_store(_fz_walk({self.ptr()}, {self.ptr()}, n), offs, {self.value()})",
-            f"_fz_store_flag({self.ptr()}, offs, {self.value()}, {r.choice(['F0', 'F1', 'True', 'False'])})",
+        kinds = [  # built lazily: only the chosen one draws conditions
+            lambda: f"_fz_store({self.ptr()}, offs{self.extra()}, {self.value()})",
+            lambda: f"_fz_store_if({self.ptr()}, offs, {self.value()}, {self.cond()})",
+            lambda: f"_fz_nested({self.ptr()}, {self.ptr()}, offs, {self.value()}, {self.cond()})",
+            lambda: f"acc += _fz_load({self.ptr()}, offs{self.extra()})",
+            lambda: f"_fz_store_pair(({self.ptr()}, {self.ptr()}), offs, {self.value()})",
+            lambda: f"_fz_store_loop({self.ptr()}, offs, {self.value()}, n)",
+            lambda: f"_fz_store_scalar({self.ptr()}, {r.choice([0, 3, 7])}, tl.sum(acc, axis=0) + 1.5)",
+            lambda: f"_fz_store(_fz_walk({self.ptr()}, {self.ptr()}, n), offs, {self.value()})",
+            lambda: f"_fz_store_flag({self.ptr()}, offs, {self.value()}, {r.choice(_FLAGS)})",
         ]
         variables = self.visible("ptr")
         if variables:
-            kinds.append(f"{r.choice(variables)} = _fz_add_back({self.ptr()}, offs, {self.value()})")
-        return [r.choice(kinds)]
+            kinds.append(lambda: f"{r.choice(variables)} = _fz_add_back({self.ptr()}, offs, {self.value()})")
+        return [r.choice(kinds)()]
 
     def _assign(self) -> list[str]:
         r = self.rng
@@ -481,13 +487,13 @@ class _Generator:
     def _reduce(self) -> list[str]:
         r = self.rng
         return [r.choice([
-            "acc += tl.sum(acc, axis=0) * 0.25",
-            "acc = tl.cumsum(acc, axis=0) * 0.5",
-            "acc += tl.reduce(acc, 0, _fz_max)",
-            f"acc += tl.max(tl.load({self.address()}), axis=0)",
-            f"tl.store({self.ptr()} + (tl.argmax(acc, axis=0) & 7), tl.min(acc, axis=0) + 2.5)",
-            "acc = tl.associative_scan(acc, 0, _fz_max)",
-        ])]
+            lambda: "acc += tl.sum(acc, axis=0) * 0.25",
+            lambda: "acc = tl.cumsum(acc, axis=0) * 0.5",
+            lambda: "acc += tl.reduce(acc, 0, _fz_max)",
+            lambda: f"acc += tl.max(tl.load({self.address()}), axis=0)",
+            lambda: f"tl.store({self.ptr()} + (tl.argmax(acc, axis=0) & 7), tl.min(acc, axis=0) + 2.5)",
+            lambda: "acc = tl.associative_scan(acc, 0, _fz_max)",
+        ])()]
 
     def _if(self) -> list[str]:
         depth = len(self.path_bits)
