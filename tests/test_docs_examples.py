@@ -19,6 +19,8 @@ import os
 import pathlib
 import re
 import runpy
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -101,7 +103,17 @@ def test_guide_examples_run(page, tmp_path, monkeypatch):
 def test_guide_gpu_examples_run(page, tmp_path, monkeypatch):
     """A page's Python blocks, the GPU-only ones included, run on a GPU."""
     anywhere, gpu = _blocks(page)
-    _run(page, anywhere + gpu, tmp_path, monkeypatch)
+    # In a process of its own: a crash in torch (below) must not take the test session with it.
+    name = "docs_" + re.sub(r"\W", "_", page.stem)
+    source = tmp_path / f"{name}.py"
+    source.write_text("\n\n".join(f"# --- {page.name}, block {i + 1}\n{block}"
+                                   for i, block in enumerate(anywhere + gpu)))
+    done = subprocess.run([sys.executable, "-X", "faulthandler", str(source)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=600)
+    if done.returncode == -11 and "_load_aoti" in done.stderr:
+        # Seen on the device image for every package, a plain model's too (tests/test_aoti.py).
+        pytest.skip("aoti_load_package segfaults on this machine")
+    assert done.returncode == 0, done.stderr[-3000:]
 
 
 def test_every_guide_is_in_a_toctree():
