@@ -210,6 +210,11 @@ def scalar_argument_types(types: dict[str, str]) -> Any:
     V.graph.sizevars.statically_known_equals(arg, 1) a constant. Both functions are wrapped
     once, process-wide, and act only for the thread inside this context; the sizevars method
     is shadowed on this graph's instance for its duration.
+
+    Left as inductor makes it (torch 2.11-2.13): an int argument equal to 1 of a
+    `do_not_specialize` parameter is still compiled as the constant 1 (triton's JIT keeps it
+    an i32); the kernel computes the same values, and the value cannot be told from other
+    ints equal to 1 where that check runs. tests/test_inductor_corpus.py lists it.
     """
     from torch._inductor.codegen import wrapper as wrapper_module
     from torch._inductor.virtualized import V
