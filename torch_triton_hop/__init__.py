@@ -13,12 +13,14 @@ from ._hopifier import TracingTritonHOPifier, TritonHOPifier
 from ._hops import check_kernels, triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
 from ._side_table import allow_kernel_modules, kernel_side_table
 from ._wrap import wrap_triton
-from . import _compat, _hops, _inductor_bridge
+from . import _compat, _distributed, _hops, _inductor_bridge
 
 # Inductor learns about our HOPs the first time a launch is functionalized while it is loaded;
 # on torch 2.11, AOTAutograd gets a backported fix for backward writes to forward inputs.
 _hops.functionalization_hooks.append(_inductor_bridge.register_if_inductor_loaded)
 _hops.functionalization_hooks.append(_compat.backport_backward_writes_to_leaf_inputs)
+# Launches on DTensors get a clear error once DTensor exists. See [Note: Kernels called on DTensors].
+_compat.when_imported("torch.distributed.tensor", _distributed.register)
 
 __all__ = [
     "wrap_triton",
