@@ -13,7 +13,7 @@ from ._hopifier import TracingTritonHOPifier, TritonHOPifier
 from ._hops import check_kernels, triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
 from ._side_table import allow_kernel_modules, kernel_side_table
 from ._wrap import wrap_triton
-from . import _compat, _distributed, _hops, _inductor_bridge
+from . import _compat, _distributed, _hops, _inductor_bridge, config
 
 # Inductor learns about our HOPs the first time a launch is functionalized while it is loaded;
 # on torch 2.11, AOTAutograd gets a backported fix for backward writes to forward inputs.
@@ -34,6 +34,7 @@ __all__ = [
     "explain",
     "allow_kernel_modules",
     "check_kernels",
+    "config",
 ]
 
 for _name in ("TritonHOPifier", "TracingTritonHOPifier", "identify_mutated_tensors", "identify_accessed_tensors",
