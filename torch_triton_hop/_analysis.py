@@ -79,6 +79,10 @@ class TensorAccesses:
     writes: list[str]
     write_sites: dict[str, list[str]] = dataclasses.field(default_factory=dict)
     fallback_reason: str | None = None
+    # Per argument, the TTIR ops that write / read it (e.g. ["tt.store"]), also through calls;
+    # empty where the analysis fell back or writes were declared.
+    write_ops: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    read_ops: dict[str, list[str]] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -86,6 +90,8 @@ class _Summary:
     writes: dict[int, list[str]]      # parameter index -> write sites
     reads: set[int]
     returns: list[int]                # per returned value, mask of parameters it derives from
+    write_ops: dict[int, set[str]] = dataclasses.field(default_factory=dict)  # parameter index -> ops
+    read_ops: dict[int, set[str]] = dataclasses.field(default_factory=dict)
     return_origins: list[int] = dataclasses.field(default_factory=list)  # per returned value, _LOADED | _FROM_INT
 
 
@@ -126,8 +132,8 @@ class _FunctionAnalysis:
             return None
         deps: dict[int, list[int]] = {}   # value -> values its pointer may derive from
         fixed: dict[int, int] = {p: 1 << i for i, p in enumerate(params)}
-        write_roots: list[tuple[int, str]] = []
-        read_roots: list[int] = []
+        write_roots: list[tuple[int, str, str]] = []
+        read_roots: list[tuple[int, str]] = []
         call_effects: list[tuple[Op, _Summary]] = []
         returns: list[list[int]] = []
 
@@ -138,9 +144,9 @@ class _FunctionAnalysis:
         for op in walk(function.body):
             name = op.name
             if name in _WRITE_OPS and op.operands:
-                write_roots.append((op.operands[0], self.where(op)))
+                write_roots.append((op.operands[0], self.where(op), name))
             if name in _READ_OPS and op.operands:
-                read_roots.append(op.operands[0])
+                read_roots.append((op.operands[0], name))
             if name == "tt.elementwise_inline_asm" and "pure = true" not in op.text:
                 raise AnalysisFallback(f"impure inline assembly at {self.where(op)}")
             if name not in _WRITE_OPS and name not in _READ_OPS and name.startswith("tt.") and any(
@@ -184,14 +190,20 @@ class _FunctionAnalysis:
                 add(block.args, branch_operands)
         masks = _propagate(deps, fixed)
         writes: dict[int, list[str]] = {}
-        for value, site in write_roots:
+        write_ops: dict[int, set[str]] = {}
+        read_ops: dict[int, set[str]] = {}
+        for value, site, op_name in write_roots:
             mask = masks.get(value, 0)
             origin = origin_of(mask)
             if origin:
                 raise AnalysisFallback(f"a store through {origin} at {site}")
             for i in _bits(mask, len(params)):
                 writes.setdefault(i, []).append(site)
-        reads = {i for value in read_roots for i in _bits(masks.get(value, 0), len(params))}
+                write_ops.setdefault(i, set()).add(op_name)
+        for value, op_name in read_roots:
+            for i in _bits(masks.get(value, 0), len(params)):
+                read_ops.setdefault(i, set()).add(op_name)
+        reads = set(read_ops)
         for op, callee in call_effects:
             call_site = self.where(op)
             for i, sites in callee.writes.items():
@@ -201,9 +213,12 @@ class _FunctionAnalysis:
                     raise AnalysisFallback(f"{origin} is written by a call at {call_site}")
                 for j in _bits(mask, len(params)):
                     writes.setdefault(j, []).extend(f"{s} (called at {call_site})" for s in sites)
+                    write_ops.setdefault(j, set()).update(callee.write_ops.get(i, ()))
             for i in callee.reads:
                 if i < len(op.operands):
-                    reads.update(_bits(masks.get(op.operands[i], 0), len(params)))
+                    for j in _bits(masks.get(op.operands[i], 0), len(params)):
+                        reads.add(j)
+                        read_ops.setdefault(j, set()).update(callee.read_ops.get(i, ()))
         result_masks = [0] * max((len(r) for r in returns), default=0)
         result_origins = [0] * len(result_masks)
         for operands in returns:
@@ -211,7 +226,8 @@ class _FunctionAnalysis:
                 mask = masks.get(value, 0)
                 result_masks[k] |= mask & (unknown_bit - 1)
                 result_origins[k] |= sum(origin for origin, bit in origin_bits.items() if mask & bit)
-        return _Summary(writes=writes, reads=reads, returns=result_masks, return_origins=result_origins)
+        return _Summary(writes=writes, reads=reads, returns=result_masks, return_origins=result_origins,
+                        write_ops=write_ops, read_ops=read_ops)
 
     @staticmethod
     def _wire_regions(op: Op, add: Any) -> None:
@@ -353,7 +369,7 @@ def _specialization_key(base: Any, args: dict[str, Any]) -> tuple:
     return tuple(key)
 
 
-def _analyse(base: Any, args: dict[str, Any]) -> tuple[dict[str, list[str]], set[str]]:
+def _analyse(base: Any, args: dict[str, Any]) -> tuple[dict[str, list[str]], set[str], dict[str, dict[str, list[str]]]]:
     text, folded = _compat.generate_ttir_text(base, args)
     log.debug("TTIR of %s:\n%s", base, text)
     functions, aliases = parse_module(text)
@@ -372,7 +388,9 @@ def _analyse(base: Any, args: dict[str, Any]) -> tuple[dict[str, list[str]], set
     summary = _FunctionAnalysis(functions, aliases).summary(entry.name)
     writes = {names[i]: sites for i, sites in summary.writes.items() if names[i] is not None}
     reads = {names[i] for i in summary.reads if names[i] is not None}
-    return writes, reads
+    ops = {kind: {names[i]: sorted(found) for i, found in by_param.items() if names[i] is not None}
+           for kind, by_param in (("write", summary.write_ops), ("read", summary.read_ops))}
+    return writes, reads, ops
 
 
 class _Cache:
@@ -380,7 +398,7 @@ class _Cache:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.results: dict[tuple, tuple[dict[str, list[str]], set[str], str | None]] = {}
+        self.results: dict[tuple, tuple[dict[str, list[str]], set[str], str | None, dict[str, Any]]] = {}
         self.warned: set[str] = set()
 
 
@@ -428,11 +446,11 @@ def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAcce
     cached = _cache.results.get(cache_key)
     if cached is None:
         try:
-            writes, reads = _analyse(base, args)
-            cached = (writes, reads, None)
+            writes, reads, ops = _analyse(base, args)
+            cached = (writes, reads, None, ops)
         except Exception as e:  # any failure: the safe answer, with the reason
             reason = str(e) if isinstance(e, AnalysisFallback) else f"{type(e).__name__}: {e}"
-            cached = ({name: [] for name in tensors}, set(tensors), reason)
+            cached = ({name: [] for name in tensors}, set(tensors), reason, {"write": {}, "read": {}})
             with _cache.lock:
                 first = cache_key[0] not in _cache.warned
                 _cache.warned.add(cache_key[0])
@@ -444,12 +462,14 @@ def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAcce
                 )
         with _cache.lock:
             _cache.results[cache_key] = cached
-    writes, reads, reason = cached
+    writes, reads, reason, ops = cached
     return TensorAccesses(
         reads=[name for name in tensors if name in reads],
         writes=[name for name in tensors if name in writes],
         write_sites={name: list(dict.fromkeys(writes[name])) for name in tensors if name in writes},
         fallback_reason=reason,
+        write_ops={name: ops["write"][name] for name in tensors if name in ops["write"]},
+        read_ops={name: ops["read"][name] for name in tensors if name in ops["read"]},
     )
 
 

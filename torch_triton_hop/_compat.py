@@ -278,6 +278,25 @@ def kernel_param_defaults(kernel: Any) -> dict[str, Any]:
     return {name: p.default for name, p in signature.parameters.items() if p.default is not inspect.Parameter.empty}
 
 
+def jit_options(kernel: Any) -> dict[str, Any]:
+    """The triton.jit options a base kernel was made with, parameters by name (so a rewritten
+    kernel with more parameters keeps them). triton 3.6-3.9: JITFunction keeps each option as
+    an attribute and marks each param's do_not_specialize*; InterpretedFunction keeps the
+    keyword arguments it was given."""
+    if isinstance(kernel, InterpretedFunction):
+        options = dict(getattr(kernel, "kwargs", {}))
+        names = [p.name for p in kernel_params(kernel)]
+        for key in ("do_not_specialize", "do_not_specialize_on_alignment"):
+            options[key] = [names[v] if isinstance(v, int) else v for v in options.get(key) or []]
+        return options
+    return {
+        "do_not_specialize": [p.name for p in kernel.params if p.do_not_specialize],
+        "do_not_specialize_on_alignment": [p.name for p in kernel.params if p.do_not_specialize_on_alignment],
+        "debug": kernel.debug, "noinline": kernel.noinline, "repr": getattr(kernel, "_repr", None),
+        "launch_metadata": getattr(kernel, "launch_metadata", None),
+    }
+
+
 def kernel_source(kernel: Any) -> str:
     """The kernel's source; its bytecode and constants where there is no source (exec'd code)."""
     src = getattr(kernel, "src", None)

@@ -192,6 +192,15 @@ def _typed_user_kernel_class() -> Any:
             with scalar_argument_types(self.scalar_types):
                 super().codegen(wrapper)
 
+        def can_fuse_epilogue(self) -> bool:
+            # torch >= 2.12 (config.epilogue_fusion_user_defined_triton_kernel): ours fused what is
+            # exact before lowering; no second fusion on top. See [Note: Fusing pointwise code
+            # into user kernels].
+            from . import config
+
+            parent = getattr(super(), "can_fuse_epilogue", None)
+            return not config.fusion and parent is not None and parent()
+
     return TypedUserDefinedTritonKernel
 
 

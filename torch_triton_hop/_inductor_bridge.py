@@ -39,6 +39,8 @@ from ._hops import (
     triton_kernel_wrapper_functional,
     triton_kernel_wrapper_mutation,
 )
+from ._fused_kernels import recipe_of
+from ._fusion import fuse_pointwise
 from ._scalar_types import eager_scalar_types
 from ._side_table import TensorDescriptorSpec, base_kernel, kernel_key_name, kernel_side_table
 from .errors import UnsupportedTritonKernelError, raise_unsupported
@@ -221,13 +223,15 @@ def _in_place_refusal(graph: torch.fx.Graph, order: dict[torch.fx.Node, int], no
 
 
 def reinplace_functional_launches(graph: torch.fx.Graph) -> None:
-    """Rewrite every functional launch in `graph` (see [Note: Reinplacing functional launches])."""
+    """Fuse pointwise code into every functional launch in `graph` where exact, then write in place
+    (see [Note: Fusing pointwise code into user kernels], [Note: Reinplacing functional launches])."""
     for node in list(graph.find_nodes(op="call_function", target=triton_kernel_wrapper_functional)):
-        _rewrite(graph, node)
+        if not node._erased:
+            _rewrite(graph, fuse_pointwise(graph, node))
 
 
 def _reinplace_match(match: Any, *args: Any, **kwargs: Any) -> None:
-    _rewrite(match.graph, match.nodes[0])
+    _rewrite(match.graph, fuse_pointwise(match.graph, match.nodes[0]))
 
 
 def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
@@ -452,6 +456,11 @@ def _make_python_launch_class() -> Any:
                 )
             _compat_inductor.inductor_add_header_import(
                 wrapper, "from torch_triton_hop._hops import launch as _tth_launch")
+            recipe = recipe_of(self.launch_node["kernel"])
+            if recipe is not None:  # See [Note: Fused kernels are data]
+                _compat_inductor.inductor_add_header_import(
+                    wrapper, "from torch_triton_hop._fused_kernels import define_fused as _tth_define_fused")
+                _compat_inductor.inductor_add_header_import(wrapper, f"_tth_define_fused({recipe!r})")
             refs = {n: t.codegen_reference() for n, t in zip(self.tensor_names, self.inputs)}
             items = [f"{n!r}: {refs[n]}" if n in refs else f"{n!r}: {wrapper.val_to_arg_str(self.scalars[n])}"
                      for n in [*self.tensor_names, *self.scalars]]

@@ -47,6 +47,12 @@ _IN_PROCESS_PREFIX = "in-process:"
 _LAUNCHER_CACHE_SIZE = 256
 
 
+# Kernels the package derives from user kernels (fused kernels) carry this module name in their
+# keys; they resolve from the registry below, filled by the code that defines them (never by
+# import), which outlives reset() because compiled code defines each once, when it loads.
+DERIVED_KERNEL_MODULE = "torch_triton_hop.fused"
+_derived_kernels: dict[str, Any] = {}
+
 _ALLOWED_MODULES: set[str] = set()
 _ALLOWED_MODULES_VARIABLE = "TORCH_TRITON_HOP_KERNEL_MODULES"
 
@@ -273,6 +279,13 @@ class KernelSideTable:
                 self._key_by_id[id(kernel)] = key
         return key
 
+    def add_derived_kernel(self, kernel: Any) -> str:
+        """Add a kernel the package built from a user kernel (its module is DERIVED_KERNEL_MODULE)."""
+        key = self.add_kernel(kernel)
+        with self._lock:
+            _derived_kernels.setdefault(key, kernel)
+        return key
+
     def get_kernel(self, key: str) -> Any:
         kernel = self._kernels.get(key)
         if kernel is None:
@@ -294,6 +307,13 @@ class KernelSideTable:
         """
         module_name, _, rest = key.partition(":")
         qualname, _, digest = rest.rpartition("@")
+        if module_name == DERIVED_KERNEL_MODULE:
+            kernel = _derived_kernels.get(key)
+            if kernel is None:
+                raise KernelResolutionError(
+                    f"wrap_triton: fused kernel {key!r} is not defined in this process; the compiled code "
+                    "that launches it defines it when it loads. Recompile the function that uses it.")
+            return kernel
         if "<locals>" in qualname or module_name == "__main__":
             raise KernelResolutionError(
                 f"wrap_triton: cannot resolve kernel {key!r}: it was defined in "

@@ -5,9 +5,11 @@ Under ``TORCH_TRACE=/some/dir``, for each traced launch the package emits:
 - ``torch_triton_hop_accesses``: the kernel key, the tensor arguments read and written, the
   source lines that write each one, and the reason if the analysis fell back;
 - ``torch_triton_hop_reinplace`` (inductor only): which written arguments inductor writes in
-  place and, for each one it copies, why.
+  place and, for each one it copies, why;
+- ``torch_triton_hop_fusion`` (inductor only): which arguments got a pointwise epilogue or
+  prologue, why the others did not, and the fused kernel's source.
 
-Both are JSON. Without TORCH_TRACE each call is one check in torch.
+All are JSON. Without TORCH_TRACE each call is one check in torch.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 from . import _compat
 
-__all__ = ["accesses", "reinplacing"]
+__all__ = ["accesses", "reinplacing", "fusion"]
 
 
 def accesses(kernel_key: str, result: Any) -> None:
@@ -34,4 +36,11 @@ def reinplacing(node: str, kernel: str, in_place: list[str], copied: dict[str, s
     """What inductor's reinplacing pass decided for one functional launch."""
     _compat.trace_artifact("torch_triton_hop_reinplace", lambda: {
         "launch": node, "kernel": kernel, "written_in_place": in_place, "copied": copied,
+    })
+
+
+def fusion(node: str, kernel: str, fused: dict[str, str], refused: dict[str, str], source: str) -> None:
+    """What the fusion pass did for one functional launch (fused: argument -> epilogue / prologue)."""
+    _compat.trace_artifact("torch_triton_hop_fusion", lambda: {
+        "launch": node, "kernel": kernel, "fused": fused, "not_fused": refused, "source": source,
     })

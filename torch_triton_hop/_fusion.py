@@ -1,0 +1,413 @@
+"""Pointwise prologues and epilogues folded into user kernels under inductor.
+
+# [Note: Fusing pointwise code into user kernels]
+# TL;DR: in inductor's post-grad graph, before reinplacing, a functional launch absorbs
+#  - an epilogue: the pointwise ops that consume a tensor the kernel writes and that nothing
+#    else uses; every store of that tensor applies them, into a buffer of the result's dtype;
+#  - a prologue: the pointwise ops that produce a tensor the kernel only reads and that nothing
+#    else uses; every load of that tensor computes them from their own operands.
+# The launch becomes one launch of a fused kernel (_fused_kernels) with the operands as new
+# arguments; no intermediate buffer, no second pass over memory.
+# Exactness first: an argument is fused only where all of this holds, else the graph is left
+# as it is and the debug log (TORCH_LOGS=+torch_triton_hop) says why:
+#  - the TTIR analysis says the kernel only tl.stores it (epilogue) / only tl.loads it
+#    (prologue), and the source rewrite can follow every use of its pointer (see
+#    [Note: Element offsets by shadowing pointer arithmetic]): each lane's element offset is
+#    known, the stored value goes through the epilogue, masked lanes stay untouched;
+#  - epilogue: its buffer is a fresh torch.empty (elements the kernel does not write are
+#    undefined before and after), the result has the written tensor's shape and layout, and
+#    no other output of the launch feeds the epilogue;
+#  - the operands are computed before the launch and nothing between the launch and the
+#    epilogue (the prologue and the launch) writes their memory;
+#  - prologue: the fused loads read no more bytes per element than the tensor they replace,
+#    unless every load of it is outside loops (a tiled kernel re-reads its inputs);
+#  - the ops are ones _pointwise_triton translates, sizes the index arithmetic needs are
+#    static, and no shared_memory group (aliased arguments) is involved.
+# Values are rounded as the unfused program rounds them (see [Note: Numerics of fused
+# pointwise code]). Autotuned kernels keep their configs and are tuned as fused kernels.
+# Context: issue 13, part 2. torch's own epilogue fusion (config.epilogue_fusion_user_defined_
+# triton_kernel, torch >= 2.12, off by default) handles unary epilogues of a single store
+# into an empty buffer; ours runs on torch 2.11-2.13 and turns theirs off for our kernels.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import operator
+from typing import Any
+
+import torch
+
+from . import _compat, _compat_inductor, _trace, config
+from ._fused_kernels import FusionRecipe, build_fused_kernel
+from ._fusion_source import FusedArgument, NotFusible, rewrite_kernel_source
+from ._hops import parse_shared_memory, tensors_accessed, triton_kernel_wrapper_functional, \
+    triton_kernel_wrapper_mutation
+from ._pointwise_triton import TRITON_DTYPES, Operand, helper_source, is_pointwise, operand_offset
+from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_key_name, kernel_side_table
+
+log = logging.getLogger(__name__)
+
+__all__ = ["fuse_pointwise"]
+
+aten = torch.ops.aten
+_EMPTY = {aten.empty.memory_format, aten.empty_strided.default, aten.empty_like.default,
+          aten.new_empty.default, aten.new_empty_strided.default}
+_MAX_REGION = 64  # nodes per fused region: beyond that the helper grows unreadable for little gain
+_INT32_LIMIT = 2**31
+
+
+class _Refused(Exception):
+    """One argument is not fused; the message says why."""
+
+
+def _val(node: Any) -> Any:
+    return node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+
+
+def _static_less(value: Any, limit: int) -> bool:
+    from torch.fx.experimental.symbolic_shapes import statically_known_true
+
+    return bool(statically_known_true(value < limit))
+
+
+def _same_layout(a: torch.Tensor, b: torch.Tensor) -> bool:
+    from torch.fx.experimental.symbolic_shapes import statically_known_true
+
+    return (a.dim() == b.dim() and a.device == b.device
+            and all(statically_known_true(x == y) for x, y in zip(a.size(), b.size()))
+            and all(statically_known_true(x == y) or statically_known_true(n <= 1)
+                    for x, y, n in zip(a.stride(), b.stride(), a.size())))
+
+
+def _storage_span_elements(t: torch.Tensor) -> Any:
+    """One past the largest element offset of `t` (the offsets its lanes can hold)."""
+    return 1 + sum((n - 1) * s for n, s in zip(t.size(), t.stride()))
+
+
+def _writes(node: torch.fx.Node) -> list[Any] | None:
+    """Storages `node` may write, or None if it may write anything (an unknown side effect)."""
+    if node.op != "call_function":
+        return []
+    target = node.target
+    if target is operator.getitem or target is triton_kernel_wrapper_functional:
+        return []
+    if target is triton_kernel_wrapper_mutation:
+        return [_compat.storage_identity(_val(v)) for v in node.kwargs["kwargs"].values()
+                if isinstance(_val(v), torch.Tensor)]
+    schema = getattr(target, "_schema", None)
+    if schema is None:
+        return [] if not isinstance(target, torch._ops.HigherOrderOperator) and callable(target) and \
+            getattr(target, "__module__", "") in ("_operator", "math", "torch") else None
+    if not schema.is_mutable:
+        return []
+    written = []
+    for argument, value in zip(schema.arguments, node.args):
+        if argument.alias_info is not None and argument.alias_info.is_write:
+            values = value if isinstance(value, (list, tuple)) else [value]
+            written.extend(_compat.storage_identity(_val(v)) for v in values if isinstance(_val(v), torch.Tensor))
+    for name, value in node.kwargs.items():
+        argument = next((a for a in schema.arguments if a.name == name), None)
+        if argument is not None and argument.alias_info is not None and argument.alias_info.is_write \
+                and isinstance(_val(value), torch.Tensor):
+            written.append(_compat.storage_identity(_val(value)))
+    return written
+
+
+def _check_no_writes(nodes: list[torch.fx.Node], operands: list[torch.fx.Node], where: str) -> None:
+    storages = {_compat.storage_identity(_val(o)) for o in operands if isinstance(_val(o), torch.Tensor)}
+    for node in nodes:
+        written = _writes(node)
+        if written is None:
+            raise _Refused(f"{node.name} ({node.target}) {where} may write memory the fused code reads")
+        hit = storages.intersection(written)
+        if hit:
+            raise _Refused(f"{node.name} {where} writes an operand the fused code would read earlier")
+
+
+class _LaunchFusion:
+    """Fusion candidates of one functional launch."""
+
+    def __init__(self, graph: torch.fx.Graph, node: torch.fx.Node, interpreted: bool) -> None:
+        self.graph, self.node = graph, node
+        self.kwargs: dict[str, Any] = dict(node.kwargs["kwargs"])
+        self.vals = {name: _val(v) if isinstance(v, torch.fx.Node) else v for name, v in self.kwargs.items()}
+        self.order = {n: i for i, n in enumerate(graph.nodes)}
+        self.written = list(node.kwargs["tensors_to_clone"])
+        self.getitems: dict[str, torch.fx.Node] = {}
+        for user in node.users:
+            if user.target is not operator.getitem:
+                raise _Refused(f"{user.name} uses the launch's result as a whole")
+            self.getitems[self.written[user.args[1]]] = user
+        self.grouped = {n for group in parse_shared_memory(node.kwargs.get("shared_memory")) for n in group}
+        self.descendants = self._descendants(node)
+        tensors = [v for v in self.vals.values() if isinstance(v, torch.Tensor)]
+        self.device = max((t.device for t in tensors), key=lambda d: d.type != "cpu")
+        compiled = _compat_inductor.triton_compiles_for(self.device) and not interpreted
+        self.target = "gpu" if compiled else "interpreter"
+
+    @staticmethod
+    def _descendants(node: torch.fx.Node) -> set[torch.fx.Node]:
+        seen, stack = set(), [node]
+        while stack:
+            for user in stack.pop().users:
+                if user not in seen:
+                    seen.add(user)
+                    stack.append(user)
+        return seen
+
+    def _operand_nodes(self, region: list[torch.fx.Node], inside: set[torch.fx.Node]) -> list[torch.fx.Node]:
+        operands: list[torch.fx.Node] = []
+        for member in region:
+            for arg in [*member.args, *member.kwargs.values()]:
+                for value in arg if isinstance(arg, (list, tuple)) else [arg]:
+                    if isinstance(value, torch.fx.Node) and value not in inside and value not in operands:
+                        if not isinstance(_val(value), torch.Tensor):
+                            raise _Refused(f"{member.name} takes {value.name}, a symbolic scalar")
+                        if _val(value).device != self.device:
+                            raise _Refused(f"operand {value.name} is on {_val(value).device}")
+                        operands.append(value)
+        return operands
+
+    # -- epilogues ------------------------------------------------------------------------
+    def epilogue(self, name: str, accessed: Any) -> tuple[list[torch.fx.Node], torch.fx.Node, list[torch.fx.Node]]:
+        """The region (graph order, without the getitem), its sink and operands, for written `name`."""
+        if name in self.grouped:
+            raise _Refused("it shares memory with other arguments")
+        if name in accessed.reads:
+            raise _Refused("the kernel also reads it")
+        ops = set(accessed.write_ops.get(name, ()))
+        if ops != {"tt.store"}:
+            raise _Refused(f"the kernel writes it with {sorted(ops) or 'unknown ops'}, not only tl.store")
+        buffer = self.kwargs[name]
+        if not isinstance(buffer, torch.fx.Node) or buffer.target not in _EMPTY:
+            raise _Refused("its buffer is not a fresh torch.empty, so elements the kernel does not write "
+                           "would keep values that never went through the epilogue")
+        getitem = self.getitems.get(name)
+        if getitem is None or not getitem.users:
+            raise _Refused("its result is not used")
+        inside = {getitem}
+        region: list[torch.fx.Node] = []
+        for candidate in sorted(self.descendants, key=self.order.__getitem__):
+            if self.order[candidate] <= self.order[getitem] or len(region) >= _MAX_REGION:
+                continue
+            inputs = [a for a in candidate.all_input_nodes if a in self.descendants]
+            if is_pointwise(candidate) and inputs and all(a in inside for a in inputs):
+                region.append(candidate)
+                inside.add(candidate)
+        # The largest sink whose ancestors in the region are used only inside it.
+        for sink in reversed(region):
+            members = self._ancestors_within(sink, inside) | {sink}
+            if getitem in members and all(set(m.users) <= members for m in members if m is not sink):
+                break
+        else:
+            raise _Refused(f"{', '.join(sorted(u.name for u in getitem.users))} is not a pointwise op the fusion "
+                           "translates, or the result is used elsewhere too")
+        chosen = [n for n in region if n in members]
+        out, result = self.vals[name], _val(sink)
+        if not _same_layout(result, out):
+            raise _Refused(f"the epilogue's result {sink.name} has another shape or layout than the written tensor")
+        operands = self._operand_nodes(chosen, members)
+        late = [o.name for o in operands if self.order[o] > self.order[self.node]]
+        if late:
+            raise _Refused(f"operands {late} are computed after the launch")
+        between = [n for n in self.graph.nodes if self.order[self.node] < self.order[n] < self.order[sink]]
+        _check_no_writes(between, operands, "between the launch and the epilogue")
+        return chosen, sink, operands
+
+    @staticmethod
+    def _ancestors_within(node: torch.fx.Node, inside: set[torch.fx.Node]) -> set[torch.fx.Node]:
+        seen, stack = set(), [node]
+        while stack:
+            for arg in stack.pop().all_input_nodes:
+                if arg in inside and arg not in seen:
+                    seen.add(arg)
+                    stack.append(arg)
+        return seen
+
+    # -- prologues ------------------------------------------------------------------------
+    def prologue(self, name: str, accessed: Any) -> tuple[list[torch.fx.Node], torch.fx.Node, list[torch.fx.Node]]:
+        if name in self.grouped:
+            raise _Refused("it shares memory with other arguments")
+        ops = set(accessed.read_ops.get(name, ()))
+        if ops != {"tt.load"}:
+            raise _Refused(f"the kernel reads it with {sorted(ops) or 'unknown ops'}, not only tl.load")
+        sink = self.kwargs[name]
+        if not isinstance(sink, torch.fx.Node) or not is_pointwise(sink):
+            raise _Refused("it is not computed by a pointwise op the fusion translates")
+        if set(sink.users) != {self.node} or sum(v is sink for v in self.kwargs.values()) != 1:
+            raise _Refused(f"{sink.name} is used elsewhere too")
+        members = {sink}
+        changed = True
+        while changed and len(members) < _MAX_REGION:
+            changed = False
+            for member in list(members):
+                for arg in member.all_input_nodes:
+                    if arg not in members and is_pointwise(arg) and set(arg.users) <= members:
+                        members.add(arg)
+                        changed = True
+        region = sorted(members, key=self.order.__getitem__)
+        operands = self._operand_nodes(region, members)
+        if not any(_val(o).dim() > 0 or _val(o).numel() > 0 for o in operands):
+            raise _Refused("the prologue reads no tensor")
+        between = [n for n in self.graph.nodes if self.order[region[0]] < self.order[n] < self.order[self.node]
+                   and n not in members]
+        _check_no_writes(between, operands, "between the prologue and the launch")
+        return region, sink, operands
+
+
+def _wide(t: torch.Tensor) -> bool:
+    return not _static_less(_storage_span_elements(t), _INT32_LIMIT)
+
+
+def _bytes_per_element(fused: torch.Tensor, operands: list[torch.fx.Node]) -> int:
+    return sum(_val(o).element_size() for o in operands if operand_offset(fused, _val(o)) is not None)
+
+
+def fuse_pointwise(graph: torch.fx.Graph, node: torch.fx.Node) -> torch.fx.Node:
+    """Fold pointwise prologues and epilogues into functional launch `node` where exact (see
+    [Note: Fusing pointwise code into user kernels]); returns the launch now in its place."""
+    if not config.fusion:
+        return node
+    key = node.kwargs["kernel"]
+    name = kernel_key_name(key)
+    if key.startswith(DERIVED_KERNEL_MODULE + ":") or any(
+            c.get("block_shapes") for c in json.loads(node.kwargs["configs"])):
+        return node  # already fused; or descriptors whose block shapes configs set
+    base = base_kernel(kernel_side_table.get_kernel(key))
+    try:
+        launch = _LaunchFusion(graph, node, interpreted=_compat.is_interpreted_kernel(base))
+    except _Refused as e:
+        log.debug("launch %s (kernel %s): nothing fused: %s", node.name, name, e)
+        return node
+    accessed = tensors_accessed(key, node.kwargs["constant_args"], node.kwargs["configs"], launch.vals)
+    if accessed.fallback_reason:
+        log.debug("launch %s (kernel %s): nothing fused: the analysis could not decide (%s)", node.name, name,
+                  accessed.fallback_reason)
+        return node
+    fn = _compat.python_function(base)
+    candidates: dict[str, tuple[str, list[torch.fx.Node], torch.fx.Node, list[torch.fx.Node]]] = {}
+    refusals: dict[str, str] = {}
+    for arg in launch.written:
+        try:
+            candidates[arg] = ("epilogue", *launch.epilogue(arg, accessed))
+        except (_Refused, NotFusible) as e:
+            refusals[arg] = str(e)
+    for arg in accessed.reads:
+        if arg in launch.written or arg in accessed.writes:
+            continue
+        try:
+            candidates[arg] = ("prologue", *launch.prologue(arg, accessed))
+        except (_Refused, NotFusible) as e:
+            refusals[arg] = str(e)
+    plans: dict[str, tuple[FusedArgument, str, dict[torch.fx.Node, Operand]]] = {}
+    for index, (arg, (kind, region, sink, operands)) in enumerate(candidates.items()):
+        try:
+            plans[arg] = _plan(launch, arg, index, kind, region, sink, operands)
+            rewrite_kernel_source(_compat.kernel_source(base), fn.__globals__, [plans[arg][0]],
+                                  list(plans[arg][0].operands))  # this argument alone: why, if not
+        except NotFusible as e:
+            refusals[arg] = str(e)
+            plans.pop(arg, None)
+    if not plans:
+        log.debug("launch %s (kernel %s): nothing fused (%s)", node.name, name, refusals)
+        return node
+    recipe = FusionRecipe(key, tuple(p[0] for p in plans.values()), tuple((p[0].helper, p[1]) for p in plans.values()),
+                          tuple(param for p in plans.values() for param in p[0].operands))
+    try:
+        fused = build_fused_kernel(recipe)
+    except NotFusible as e:
+        log.debug("launch %s (kernel %s): nothing fused: %s", node.name, name, e)
+        return node
+    for arg, (kind, region, sink, operands) in list(candidates.items()):
+        if arg in plans and kind == "prologue" and arg in fused.loads_in_loops:
+            loaded = _bytes_per_element(_val(sink), operands)
+            if loaded > _val(sink).element_size():
+                refusals[arg] = (f"the prologue would load {loaded} bytes per element instead of "
+                                 f"{_val(sink).element_size()}, in a loop that may re-read them")
+                plans.pop(arg)
+    if len(plans) != len(recipe.arguments):
+        if not plans:
+            log.debug("launch %s (kernel %s): nothing fused (%s)", node.name, name, refusals)
+            return node
+        recipe = FusionRecipe(key, tuple(p[0] for p in plans.values()),
+                              tuple((p[0].helper, p[1]) for p in plans.values()),
+                              tuple(param for p in plans.values() for param in p[0].operands))
+        fused = build_fused_kernel(recipe)
+    new_node = _replace(launch, fused.key, {arg: candidates[arg] for arg in plans},
+                        {arg: list(plans[arg][2]) for arg in plans})
+    log.debug("launch %s (kernel %s): fused %s; not fused %s. Fused kernel %s:\n%s", node.name, name,
+              {arg: [n.name for n in candidates[arg][1]] for arg in plans}, refusals, fused.key, fused.source)
+    _trace.fusion(node.name, name, {arg: candidates[arg][0] for arg in plans}, refusals, fused.source)
+    return new_node
+
+
+def _plan(launch: _LaunchFusion, arg: str, index: int, kind: str, region: list[torch.fx.Node],
+          sink: torch.fx.Node, operands: list[torch.fx.Node]) -> tuple[FusedArgument, str, dict[torch.fx.Node, Operand]]:
+    """The fused argument, its helper's source and its operands' parameters."""
+    fused_tensor = _val(sink) if kind == "prologue" else launch.vals[arg]
+    inputs = {}
+    for i, operand in enumerate(operands):
+        inputs[operand] = Operand(f"_tth_{arg}_{i}", operand_offset(fused_tensor, _val(operand)))
+    helper = f"_tth_{kind}_{index}"
+    if kind == "epilogue":
+        source = helper_source(helper, kind, region, inputs, launch.getitems[arg], sink, _val(sink).dtype,
+                               launch.target)
+        element = launch.vals[arg].dtype
+    else:
+        source = helper_source(helper, kind, [n for n in region], inputs, None, sink, _val(sink).dtype, launch.target)
+        element = _val(sink).dtype
+    wide = any(_wide(t) for t in [fused_tensor, *(_val(o) for o in operands)])
+    argument = FusedArgument(arg, kind, helper, tuple(o.param for o in inputs.values()), wide,
+                             TRITON_DTYPES[element].removeprefix("tl."))
+    return argument, source, inputs
+
+
+def _replace(launch: _LaunchFusion, fused_key: str,
+             candidates: dict[str, tuple[str, list[torch.fx.Node], torch.fx.Node, list[torch.fx.Node]]],
+             operands: dict[str, list[torch.fx.Node]]) -> torch.fx.Node:
+    graph, node = launch.graph, launch.node
+    kwargs = dict(launch.kwargs)
+    results: dict[str, torch.fx.Node] = {}  # epilogue argument -> node whose uses the fused result takes
+    with graph.inserting_before(node):
+        for arg, (kind, region, sink, _) in candidates.items():
+            params = [f"_tth_{arg}_{i}" for i in range(len(operands[arg]))]
+            kwargs.update(zip(params, operands[arg]))
+            if kind == "epilogue":
+                kwargs[arg] = _new_buffer(graph, launch.kwargs[arg], _val(sink).dtype)
+                results[arg] = sink
+            else:  # the argument is no longer loaded; one of the operands keeps the signature
+                kwargs[arg] = max(operands[arg], key=lambda o: _val(o).dim())
+        new_node = graph.call_function(triton_kernel_wrapper_functional, (),
+                                       {**node.kwargs, "kernel": fused_key, "kwargs": kwargs})
+        new_node.meta.update({k: v for k, v in node.meta.items() if k not in ("val", "tensor_meta")})
+        new_node.meta["val"] = tuple(
+            _compat_inductor.clone_fake(_val(kwargs[n])) for n in launch.written)
+    with graph.inserting_after(new_node):
+        for arg, getitem in launch.getitems.items():
+            index = launch.written.index(arg)
+            new_getitem = graph.call_function(operator.getitem, (new_node, index))
+            new_getitem.meta["val"] = new_node.meta["val"][index]
+            (results.get(arg, getitem)).replace_all_uses_with(new_getitem)
+    # Later nodes first: epilogues, the getitems, the launch, then prologues.
+    dead = [n for kind, region, sink, _ in candidates.values() for n in region] + [*launch.getitems.values(), node]
+    for n in sorted(set(dead), key=launch.order.__getitem__, reverse=True):
+        if not n.users:
+            graph.erase_node(n)
+    for arg, (kind, _, _, _) in candidates.items():
+        buffer = launch.kwargs[arg]
+        if isinstance(buffer, torch.fx.Node) and not buffer.users and buffer.target in _EMPTY:
+            graph.erase_node(buffer)
+    return new_node
+
+
+def _new_buffer(graph: torch.fx.Graph, empty: torch.fx.Node, dtype: torch.dtype) -> torch.fx.Node:
+    """A copy of the torch.empty call `empty` with `dtype`."""
+    kwargs = dict(empty.kwargs)
+    kwargs["dtype"] = dtype
+    buffer = graph.call_function(empty.target, empty.args, kwargs)
+    old = _val(empty)
+    buffer.meta.update({k: v for k, v in empty.meta.items() if k not in ("val", "tensor_meta")})
+    buffer.meta["val"] = old.new_empty_strided(old.size(), old.stride(), dtype=dtype)
+    return buffer

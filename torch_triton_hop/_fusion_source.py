@@ -1,0 +1,364 @@
+"""Rewrites a kernel's Python source so its stores of one argument apply an epilogue and its
+loads of another compute a prologue (the source side of pointwise fusion, see _fusion).
+
+# [Note: Element offsets by shadowing pointer arithmetic]
+# TL;DR: every variable that holds a pointer derived from a fused argument gets a shadow
+# variable computed by the same expression with the argument replaced by an integer zero;
+# at a store (load) the shadow of the pointer is the element offset of each lane in the
+# fused tensor, from which the epilogue (prologue) loads its other operands.
+#   ptrs = out_ptr + row * stride + cols      ->  _tth_off_ptrs = _tth_zero() + row * stride + cols
+#   tl.store(ptrs, acc, mask=m)               ->  tl.store(ptrs, _tth_epilogue(acc, _tth_off_ptrs, m, b_ptr), mask=m)
+# Context: triton has no pointer difference and converting pointers to integers loses the
+# contiguity the compiler needs to vectorise the operands' loads; the shadow is the
+# kernel's own integer arithmetic, so it vectorises exactly as the original pointer does.
+# Only what can be shadowed exactly is accepted: a fused argument (or a variable derived
+# from it) may appear in +/- integer arithmetic, tl.where, shape ops (broadcast_to,
+# reshape, view, expand_dims, permute, trans, indexing) and hints (multiple_of & co.,
+# dropped from the shadow: they describe the pointer, not its offset), and be the pointer
+# of a tl.store (epilogue) or tl.load (prologue). Anything else (a call of a helper
+# function, a block pointer, an atomic, an attribute such as .dtype, a load of an epilogue
+# argument) raises NotFusible with the line, and the launch is left unfused.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import dataclasses
+import textwrap
+from typing import Any
+
+import triton.language as tl
+
+__all__ = ["NotFusible", "FusedArgument", "RewrittenKernel", "rewrite_kernel_source", "OFFSET_ZERO", "OFFSET_ZERO64"]
+
+# Helper functions the rewritten kernel calls for the shadows' zero (typed: a loop-carried
+# shadow must keep one type), int32 or int64 (tensors of 2**31 elements or more).
+OFFSET_ZERO = "_tth_zero"
+OFFSET_ZERO64 = "_tth_zero64"
+
+
+class NotFusible(Exception):
+    """The kernel's use of an argument cannot be rewritten exactly; the message says where."""
+
+
+@dataclasses.dataclass(frozen=True)
+class FusedArgument:
+    """One fused kernel argument: its epilogue (at stores) or prologue (at loads) helper.
+
+    The helper is called as ``helper(value, offset, mask, *operands)`` at a store (it returns
+    the value to store) and as ``helper(offset, mask, other, *operands)`` at a load (it
+    returns the loaded value); `operands` are new kernel parameters.
+    """
+
+    name: str
+    kind: str  # "epilogue" | "prologue"
+    helper: str
+    operands: tuple[str, ...]
+    wide_offsets: bool = False  # int64 element offsets
+    element_type: str | None = None  # triton dtype name the kernel sees as `arg.dtype.element_ty`
+
+
+@dataclasses.dataclass(frozen=True)
+class RewrittenKernel:
+    source: str
+    loads_in_loops: set[str]  # prologue arguments with a load inside a loop (elements may be re-read)
+
+
+_SHAPE_OPS = ("broadcast_to", "reshape", "view", "expand_dims", "permute", "trans", "ravel")
+_HINT_OPS = ("multiple_of", "max_contiguous", "max_constancy")
+
+
+def _resolve(node: ast.AST, scope: dict[str, Any]) -> Any:
+    """The object a (possibly dotted) name refers to in the kernel's globals, or None."""
+    if isinstance(node, ast.Name):
+        return scope.get(node.id, getattr(builtins, node.id, None))
+    if isinstance(node, ast.Attribute):
+        base = _resolve(node.value, scope)
+        return getattr(base, node.attr, None) if base is not None else None
+    return None
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _data_access(node: ast.AST, scope: dict[str, Any]) -> bool:
+    """A call whose result is data even when its arguments are pointers (a load, a store)."""
+    return isinstance(node, ast.Call) and _resolve(node.func, scope) in (tl.load, tl.store)
+
+
+def _element_type_of(node: ast.AST) -> str | None:
+    """`x` for `x.dtype.element_ty` / `x.type.element_ty` (the type a pointer points to)."""
+    if isinstance(node, ast.Attribute) and node.attr == "element_ty" and isinstance(node.value, ast.Attribute) \
+            and node.value.attr in ("dtype", "type") and isinstance(node.value.value, ast.Name):
+        return node.value.value.id
+    return None
+
+
+def _pointer_names(node: ast.AST, scope: dict[str, Any]) -> set[str]:
+    """Names in `node` whose value may flow into its result (not into a load's result)."""
+    if _data_access(node, scope) or _element_type_of(node) is not None:
+        return set()
+    if isinstance(node, ast.Name):
+        return {node.id}
+    return set().union(*(_pointer_names(child, scope) for child in ast.iter_child_nodes(node)))
+
+
+class _Rewriter:
+    def __init__(self, fn_def: ast.FunctionDef, scope: dict[str, Any], fused: dict[str, FusedArgument]) -> None:
+        self.fn_def = fn_def
+        self.scope = scope
+        self.fused = fused
+        self.root_of: dict[str, str] = {name: name for name in fused}  # variable -> fused argument
+        self.rewritten: set[int] = set()  # ids of the rewritten stores and loads
+        self.loop_depth = 0
+        self.loads_in_loops: set[str] = set()
+        self.language = next((name for name, value in scope.items() if value is tl), None)
+        self.locals = {a.arg for a in fn_def.args.args} | {
+            n.id for n in ast.walk(fn_def) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        self._find_derived()
+
+    # -- which variables hold pointers derived from a fused argument ----------------------
+    def _find_derived(self) -> None:
+        assignments: list[tuple[str, ast.AST, int]] = []
+        augmented: list[tuple[str, ast.AST, int]] = []
+        for node in ast.walk(self.fn_def):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if node.value is None:
+                    continue
+                for target in targets:
+                    if isinstance(target, ast.Name) and isinstance(node, ast.AugAssign):
+                        augmented.append((target.id, node.value, node.lineno))  # p += n keeps p a pointer
+                    elif isinstance(target, ast.Name):
+                        assignments.append((target.id, node.value, node.lineno))
+                    elif _names(target) & set(self.root_of) or _names(node.value) & set(self.root_of):
+                        self._refuse(node, "is assigned by unpacking")
+            elif isinstance(node, (ast.For, ast.comprehension)) and _names(node.iter) & set(self.fused):
+                self._refuse(node, "is iterated over")
+            elif isinstance(node, ast.NamedExpr):
+                if _names(node.value) & set(self.root_of):
+                    self._refuse(node, "is assigned with :=")
+        changed = True
+        while changed:  # to a fixpoint: a derived variable can derive further ones
+            changed = False
+            for target, value, line in assignments + augmented:
+                roots = {self.root_of[n] for n in _pointer_names(value, self.scope) if n in self.root_of}
+                if not roots:
+                    continue
+                if len(roots) > 1:
+                    raise NotFusible(f"line {line}: {target} mixes pointers of {sorted(roots)}")
+                (root,) = roots
+                if self.root_of.get(target, root) != root:
+                    raise NotFusible(f"line {line}: {target} holds pointers of two fused arguments")
+                if target not in self.root_of:
+                    self.root_of[target] = root
+                    changed = True
+        for target, value, line in assignments:  # a variable is a pointer everywhere or nowhere
+            if target in self.root_of and target not in self.fused and \
+                    not (_pointer_names(value, self.scope) & set(self.root_of)):
+                raise NotFusible(f"line {line}: {target} holds a pointer of {self.root_of[target]} in some "
+                                 "places and other values elsewhere")
+        for target, value, line in assignments + augmented:
+            if target in self.fused:
+                raise NotFusible(f"line {line}: the argument {target} is reassigned")
+
+    def _refuse(self, node: ast.AST, what: str) -> None:
+        names = sorted(_names(node) & set(self.root_of))
+        raise NotFusible(f"line {getattr(node, 'lineno', '?')}: {', '.join(names)} {what}")
+
+    def _is_pointer(self, node: ast.AST) -> bool:
+        return bool(_pointer_names(node, self.scope) & set(self.root_of))
+
+    def _root(self, node: ast.AST) -> str:
+        return self.root_of[next(n for n in sorted(_pointer_names(node, self.scope)) if n in self.root_of)]
+
+    # -- shadows ---------------------------------------------------------------------------
+    def shadow(self, node: ast.AST) -> ast.expr:
+        """The element offset expression of pointer expression `node`."""
+        if not self._is_pointer(node):
+            return node  # integer data: the same in the shadow
+        if isinstance(node, ast.Name):
+            if node.id in self.fused:
+                zero = OFFSET_ZERO64 if self.fused[node.id].wide_offsets else OFFSET_ZERO
+                return ast.Call(func=ast.Name(zero, ast.Load()), args=[], keywords=[])
+            return ast.Name(_shadow_name(node.id), ast.Load())
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            if isinstance(node.op, ast.Sub) and self._is_pointer(node.right):
+                self._refuse(node, "is subtracted from")
+            return ast.BinOp(self.shadow(node.left), node.op, self.shadow(node.right))
+        if isinstance(node, ast.Subscript) and not self._is_pointer(node.slice):
+            return ast.Subscript(self.shadow(node.value), node.slice, ast.Load())
+        if isinstance(node, ast.IfExp) and not self._is_pointer(node.test):
+            return ast.IfExp(node.test, self.shadow(node.body), self.shadow(node.orelse))
+        if isinstance(node, ast.Call):
+            fn = _resolve(node.func, self.scope)
+            method = isinstance(node.func, ast.Attribute) and self._is_pointer(node.func.value)
+            args = [node.func.value, *node.args] if method else list(node.args)
+            name = node.func.attr if method else getattr(fn, "__name__", None)
+            if method and fn is None and name in _SHAPE_OPS + ("broadcast_to",):
+                fn = getattr(tl, name)
+            keywords_pointer = any(self._is_pointer(k.value) for k in node.keywords)
+            if fn is getattr(tl, "where", None) and len(args) == 3 and not self._is_pointer(args[0]) \
+                    and not keywords_pointer:
+                return _call(node.func, [args[0], self.shadow(args[1]), self.shadow(args[2])], node.keywords)
+            if any(fn is getattr(tl, op, None) for op in _SHAPE_OPS) and args and not keywords_pointer \
+                    and not any(self._is_pointer(a) for a in args[1:]):
+                if method:
+                    return _call(ast.Attribute(self.shadow(args[0]), node.func.attr, ast.Load()), args[1:],
+                                 node.keywords)
+                return _call(node.func, [self.shadow(args[0]), *args[1:]], node.keywords)
+            if any(fn is getattr(tl, op, None) for op in _HINT_OPS) and args and not method:
+                return self.shadow(args[0])
+            self._refuse(node, f"is passed to {ast.unparse(node.func)}(), which the fusion cannot follow")
+        self._refuse(node, f"is used in `{ast.unparse(node)}`, which the fusion cannot follow")
+        raise AssertionError("unreachable")
+
+    # -- statements and expressions --------------------------------------------------------
+    def rewrite_body(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for stmt in body:
+            out.extend(self.rewrite_statement(stmt))
+        return out
+
+    def rewrite_statement(self, stmt: ast.stmt) -> list[ast.stmt]:
+        loop = isinstance(stmt, (ast.For, ast.While))
+        self.loop_depth += loop
+        for field in ("body", "orelse", "finalbody"):
+            if isinstance(getattr(stmt, field, None), list) and getattr(stmt, field) and \
+                    isinstance(getattr(stmt, field)[0], ast.stmt):
+                setattr(stmt, field, self.rewrite_body(getattr(stmt, field)))
+        self.loop_depth -= loop
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(
+                stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target, ast.Name):
+            target = (stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target).id
+            if target in self.root_of and target not in self.fused and stmt.value is not None:
+                shadow = ast.Assign([ast.Name(_shadow_name(target), ast.Store())], self.shadow(stmt.value))
+                stmt.value = self.expression(stmt.value, pointer_ok=True)
+                return [stmt, shadow]
+        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id in self.root_of:
+            if not isinstance(stmt.op, (ast.Add, ast.Sub)) or self._is_pointer(stmt.value):
+                self._refuse(stmt, f"is updated with `{ast.unparse(stmt)}`")
+            shadow = ast.AugAssign(ast.Name(_shadow_name(stmt.target.id), ast.Store()), stmt.op, stmt.value)
+            stmt.value = self.expression(stmt.value)
+            return [stmt, shadow]
+        for field, value in ast.iter_fields(stmt):
+            if isinstance(value, ast.expr):
+                setattr(stmt, field, self.expression(value))
+            elif isinstance(value, list) and value and isinstance(value[0], ast.expr):
+                setattr(stmt, field, [self.expression(v) for v in value])
+        return [stmt]
+
+    def expression(self, node: ast.expr, pointer_ok: bool = False) -> ast.expr:
+        """`node` with fused stores and loads rewritten; any other pointer use refused."""
+        rewriter = self
+
+        class Visitor(ast.NodeTransformer):
+            def visit_Attribute(self, attribute: ast.Attribute) -> ast.AST:
+                name = _element_type_of(attribute)
+                if name in rewriter.root_of:
+                    element_type = rewriter.fused[rewriter.root_of[name]].element_type
+                    if element_type is None or rewriter.language is None:
+                        rewriter._refuse(attribute, "has its element type read")
+                    replacement = ast.Attribute(ast.Name(rewriter.language, ast.Load()), element_type, ast.Load())
+                    rewriter.rewritten.add(id(replacement))
+                    return replacement
+                self.generic_visit(attribute)
+                return attribute
+
+            def visit_Call(self, call: ast.Call) -> ast.AST:
+                fn = _resolve(call.func, rewriter.scope)
+                if fn is tl.store or fn is tl.load:
+                    pointer = call.args[0] if call.args else next(
+                        (k.value for k in call.keywords if k.arg == "pointer"), None)
+                    if pointer is not None and rewriter._is_pointer(pointer):
+                        return rewriter.memory_access(call, fn is tl.store)
+                self.generic_visit(call)
+                return call
+
+        result = Visitor().visit(node)
+        if not pointer_ok:
+            if self._unrewritten_pointers(result):
+                self._refuse(result, f"is used in `{ast.unparse(result)}`, which the fusion cannot follow")
+        return result
+
+    def _unrewritten_pointers(self, node: ast.AST) -> bool:
+        if id(node) in self.rewritten:
+            return False
+        if isinstance(node, ast.Name):
+            return node.id in self.root_of
+        return any(self._unrewritten_pointers(child) for child in ast.iter_child_nodes(node))
+
+    def memory_access(self, call: ast.Call, is_store: bool) -> ast.expr:
+        params = ["pointer", "value", "mask"] if is_store else ["pointer", "mask", "other"]
+        bound: dict[str, ast.expr] = dict(zip(params, call.args))
+        extra = [k for k in call.keywords if k.arg not in params]
+        bound.update({k.arg: k.value for k in call.keywords if k.arg in params})
+        if len(call.args) > len(params) or any(k.arg is None for k in call.keywords):
+            self._refuse(call, "is accessed with arguments the fusion cannot read")
+        if any(k.arg in ("boundary_check", "padding_option") for k in extra):
+            self._refuse(call, "is accessed as a block pointer")
+        pointer = bound["pointer"]
+        root = self._root(pointer)
+        fused = self.fused[root]
+        if is_store != (fused.kind == "epilogue"):
+            self._refuse(call, "is loaded, but its stores get an epilogue" if not is_store
+                         else "is stored to, but its loads get a prologue")
+        for name, value in bound.items():
+            if name != "pointer" and self._is_pointer(value):
+                self._refuse(call, f"is used as the {name} of a memory access")
+        none = ast.Constant(None)
+        offset = self.shadow(pointer)
+        mask = self.expression(bound["mask"]) if "mask" in bound else none
+        operands = [ast.Name(n, ast.Load()) for n in fused.operands]
+        helper = ast.Name(fused.helper, ast.Load())
+        if is_store:
+            value = self.expression(bound["value"]) if "value" in bound else none
+            new_value = _call(helper, [value, offset, mask, *operands], [])
+            keywords = [ast.keyword("mask", mask)] if "mask" in bound else []
+            result = _call(call.func, [pointer, new_value], keywords + extra)
+        else:
+            other = self.expression(bound["other"]) if "other" in bound else none
+            result = _call(helper, [offset, mask, other, *operands], [])
+            if self.loop_depth:
+                self.loads_in_loops.add(root)
+        self.rewritten.add(id(result))
+        return result
+
+
+def _call(func: ast.expr, args: list[ast.expr], keywords: list[ast.keyword]) -> ast.Call:
+    return ast.Call(func=func, args=list(args), keywords=list(keywords))
+
+
+def _shadow_name(variable: str) -> str:
+    return f"_tth_off_{variable}"
+
+
+def rewrite_kernel_source(source: str, scope: dict[str, Any], fused: list[FusedArgument],
+                          new_params: list[str]) -> RewrittenKernel:
+    """The kernel's source with each fused argument's stores / loads rewritten and
+    `new_params` (the operands) added before the first parameter that has a default.
+
+    Raises NotFusible (with the line) where an argument's use cannot be followed exactly.
+    """
+    module = ast.parse(textwrap.dedent(source))
+    fn_def = next((n for n in module.body if isinstance(n, ast.FunctionDef)), None)
+    if fn_def is None:
+        raise NotFusible("the kernel's source holds no function definition")
+    fn_def.decorator_list = []
+    by_name = {f.name: f for f in fused}
+    taken = {n.id for n in ast.walk(fn_def) if isinstance(n, ast.Name)} | {a.arg for a in fn_def.args.args}
+    clashes = sorted(n for n in taken if n.startswith("_tth_"))
+    if clashes:
+        raise NotFusible(f"the kernel already uses the names {clashes}, which the fusion reserves")
+    missing = [name for name in by_name if name not in {a.arg for a in fn_def.args.args}]
+    if missing:
+        raise NotFusible(f"{missing} are not parameters of the kernel's Python signature")
+    rewriter = _Rewriter(fn_def, scope, by_name)
+    fn_def.body = rewriter.rewrite_body(fn_def.body)
+    args = fn_def.args
+    first_default = len(args.args) - len(args.defaults)
+    args.args[first_default:first_default] = [ast.arg(name) for name in new_params]
+    ast.fix_missing_locations(module)
+    return RewrittenKernel(ast.unparse(fn_def) + "\n", rewriter.loads_in_loops)
