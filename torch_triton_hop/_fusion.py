@@ -175,11 +175,11 @@ class _LaunchFusion:
         """The region (graph order, without the getitem), its sink and operands, for written `name`."""
         if name in self.grouped:
             raise _Refused("it shares memory with other arguments")
-        if name in accessed.reads:
-            raise _Refused("the kernel also reads it")
         ops = set(accessed.write_ops.get(name, ()))
         if ops != {"tt.store"}:
             raise _Refused(f"the kernel writes it with {sorted(ops) or 'unknown ops'}, not only tl.store")
+        if name in accessed.reads:
+            raise _Refused("the kernel also reads it")
         buffer = self.kwargs[name]
         if not isinstance(buffer, torch.fx.Node) or buffer.target not in _EMPTY:
             raise _Refused("its buffer is not a fresh torch.empty, so elements the kernel does not write "

@@ -174,7 +174,9 @@ class _Translator:
             if source is None:
                 raise NotFusible(f"{node.name} converts a scalar")
             name, current = source
-            if out == torch.bool:
+            if _compute_dtype(current) == out:  # e.g. fp16 -> fp32: already held in fp32
+                expression = name
+            elif out == torch.bool:
                 expression = f"{name} != 0"
             elif out in _LOW_PRECISION:  # round, then hold in fp32 again
                 expression = f"{name}.to({TRITON_DTYPES[out]}).to(tl.float32)"

@@ -1,0 +1,342 @@
+"""Pointwise prologues and epilogues fused into user kernels under torch.compile.
+
+Each fused case: one launch of the user kernel, no separate inductor kernel for the pointwise
+ops, no intermediate buffer, results equal to eager. Each refused case: the graph keeps the
+pointwise kernel, the result is still eager's, and the debug log says why.
+See [Note: Fusing pointwise code into user kernels].
+"""
+
+import logging
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+import triton
+from torch._dynamo.utils import counters
+
+import torch_triton_hop
+from torch_triton_hop import wrap_triton
+from torch_triton_hop._fusion_source import FusedArgument, NotFusible, rewrite_kernel_source
+
+import fusion_kernels as F
+from generated_code import ON_GPU, allocations, compile_and_code
+
+pytestmark = pytest.mark.any_device
+DEVICE = "cuda" if ON_GPU else "cpu"
+FUSION_LOG = "torch_triton_hop._fusion"
+
+
+def pointwise_kernels(code):
+    """inductor's own kernels (a separate pass over memory for pointwise ops)."""
+    call = code[code.index("def call("):]
+    return re.findall(r"^(?!\s*#).*(?:cpp_fused_\w+\(|triton_\w+_fused_\w*\.run\().*$", call, re.M)
+
+
+def user_launches(code):
+    call = code[code.index("def call("):]
+    return re.findall(r"^\s*(?:_tth_launch\(kernel='[^']*|\w*kernel\w*\.run\().*$", call, re.M)
+
+
+def fused_launches(code):
+    return [line for line in user_launches(code) if "_fused" in line]
+
+
+def add(x, y, out=None, block=64):
+    out = torch.empty_like(x) if out is None else out
+    wrap_triton(F.add_kernel)[(triton.cdiv(x.numel(), block),)](x, y, out, x.numel(), BLOCK=block)
+    return out
+
+
+def compiled(fn, *args, **options):
+    torch._dynamo.reset()
+    return compile_and_code(fn, *args, **options)
+
+
+@pytest.fixture
+def data():
+    torch.manual_seed(0)
+    return [torch.randn(16, 32, device=DEVICE) for _ in range(3)] + [torch.randn(32, device=DEVICE)]
+
+
+# --- epilogues ----------------------------------------------------------------------------
+
+def test_an_nary_epilogue_with_a_broadcast_operand_becomes_part_of_the_launch(data):
+    x, y, r, b = data
+
+    def f(x, y, r, b):
+        return torch.relu(add(x, y) * 2 + b) - r
+
+    out, code = compiled(f, x, y, r, b)
+    torch.testing.assert_close(out, f(x, y, r, b), rtol=0, atol=0)
+    assert len(fused_launches(code)) == 1 and len(user_launches(code)) == 1
+    assert pointwise_kernels(code) == []
+    assert len(allocations(code)) == 1  # the result itself: no intermediate
+
+
+def test_an_epilogue_that_casts_writes_the_new_dtype_directly(data):
+    x, y, _, b = data
+
+    def f(x, y, b):
+        return (add(x, y) + b).to(torch.float16)
+
+    out, code = compiled(f, x, y, b)
+    assert out.dtype == torch.float16
+    torch.testing.assert_close(out, f(x, y, b), rtol=0, atol=0)
+    assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
+    assert [line for line in allocations(code) if "float16" in line] == allocations(code)
+
+
+def test_gelu_epilogue_and_a_scale_prologue_in_one_launch(data):
+    x, y, _, b = data
+
+    def f(x, y, b):
+        return torch.nn.functional.gelu(add(x * 0.5, y) + b)
+
+    out, code = compiled(f, x, y, b)
+    torch.testing.assert_close(out, f(x, y, b))
+    assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
+
+
+def test_every_store_gets_the_epilogue_and_the_output_dtype_read_from_the_pointer_is_the_original():
+    x = torch.randn(6, 40, device=DEVICE)
+
+    def f(x):
+        out = torch.empty_like(x)
+        wrap_triton(F.rows_kernel)[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), BLOCK=16)
+        return (out + 1).to(torch.float16)
+
+    out, code = compiled(f, x)
+    torch.testing.assert_close(out, f(x), rtol=0, atol=0)
+    assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
+
+
+def test_autotuned_heuristics_kernel_keeps_its_configs_when_fused():
+    x, y = torch.randn(100, device=DEVICE), torch.randn(100, device=DEVICE)
+
+    def f(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(F.add_autotuned)[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, y, out, x.numel())
+        return torch.sigmoid(out) * y
+
+    out, code = compiled(f, x, y)
+    torch.testing.assert_close(out, f(x, y))
+    assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
+    fused_key = re.search(r"torch_triton_hop\.fused:\w+@\w+", code)
+    if fused_key:  # the interpreter's launch: the fused kernel is autotuned over the same configs
+        fused = torch_triton_hop.kernel_side_table.get_kernel(fused_key.group(0))
+        assert [c.kwargs for c in fused.configs] == [{"BLOCK": 16}, {"BLOCK": 32}]
+
+
+def test_an_epilogue_into_a_mutated_input_and_under_dynamic_shapes(data):
+    x, y, _, _ = data
+
+    def f(x, y):
+        x.copy_(torch.tanh(add(x, y)) * 3)
+
+    expected = x.clone()
+    f(expected, y)
+    for dynamic in (False, True):
+        got = x.clone()
+        _, code = compiled(f, got, y, dynamic=dynamic)
+        torch.testing.assert_close(got, expected)
+        # The result still goes back into x by a copy, as without fusion (where inductor
+        # computes the epilogue in that same copy kernel); the epilogue itself is fused.
+        assert len(fused_launches(code)) == 1 and all("copy" in k for k in pointwise_kernels(code))
+
+
+def test_training_step_with_a_fused_epilogue_matches_eager(data):
+    x, y, _, b = data
+
+    class Add(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return add(x, y)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, grad
+
+    def f(x, y, b):
+        return (torch.relu(Add.apply(x, y) + b) * 2).sum()
+
+    leaves = [t.clone().requires_grad_() for t in (x, y, b)]
+    f(*leaves).backward()
+    compiled_leaves = [t.clone().requires_grad_() for t in (x, y, b)]
+    torch._dynamo.reset()
+    torch.compile(f, fullgraph=True)(*compiled_leaves).backward()
+    for got, want in zip(compiled_leaves, leaves):
+        torch.testing.assert_close(got.grad, want.grad)
+
+
+# --- prologues ----------------------------------------------------------------------------
+
+def test_a_cast_prologue_reads_the_narrow_tensor_inside_the_kernel(data):
+    x, y, _, _ = data
+    x16 = x.half()
+
+    def f(x16, y):
+        return add(x16.float() * 2, y)
+
+    out, code = compiled(f, x16, y)
+    torch.testing.assert_close(out, f(x16, y), rtol=0, atol=0)
+    assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
+
+
+def test_a_prologue_into_a_tiled_matmul_is_fused_only_when_it_reads_no_more_bytes():
+    a = torch.randn(32, 16, device=DEVICE)
+    b = torch.randn(16, 32, device=DEVICE)
+
+    def matmul(a, b):
+        c = torch.empty(a.shape[0], b.shape[1], device=a.device)
+        wrap_triton(F.matmul_kernel)[(2, 2)](a, b, c, 32, 32, 16, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                            c.stride(0), c.stride(1), BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
+        return c
+
+    def scaled(a, b):  # same bytes: fused
+        return matmul(a * 0.5, b)
+
+    def widened(a16, b):  # fp16 loads in place of fp32 ones: fewer bytes, fused
+        return matmul(a16.float(), b)
+
+    def narrowed(a, b16):  # fp32 loads in place of fp16 ones, re-read per tile: not fused
+        return matmul(a.half(), b16)
+
+    for fn, args in ((scaled, (a, b)), (widened, (a.half(), b))):
+        out, code = compiled(fn, *args)
+        torch.testing.assert_close(out, fn(*args))
+        assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
+    code = refused(narrowed, a, b.half(), reason="would load 4 bytes per element instead of 2")
+    assert len(pointwise_kernels(code)) == 1
+
+
+# --- what is not fused --------------------------------------------------------------------
+
+def refused(fn, *args, reason):
+    """fn compiles to eager's result with its pointwise code left alone, for `reason`."""
+    handler = _Records()
+    logger = logging.getLogger(FUSION_LOG)
+    logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.DEBUG)
+    try:
+        out, code = compiled(fn, *[a.clone() for a in args])
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    torch.testing.assert_close(out, fn(*[a.clone() for a in args]))
+    assert fused_launches(code) == [], code
+    assert reason in handler.text, handler.text
+    return code
+
+
+class _Records(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.text = ""
+
+    def emit(self, record):
+        self.text += record.getMessage() + "\n"
+
+
+def test_an_output_also_used_elsewhere_is_not_fused(data):
+    x, y, _, _ = data
+    refused(lambda x, y: (o := add(x, y), o * 2), x, y, reason="used elsewhere too")
+
+
+def test_a_buffer_that_is_not_empty_is_not_fused(data):
+    x, y, _, _ = data
+    refused(lambda x, y: add(x, y, out=torch.zeros_like(x)) * 2, x, y, reason="not a fresh torch.empty")
+
+
+@pytest.mark.parametrize("kernel, buffer, reason", [
+    ("accumulate", torch.zeros_like, "the kernel also reads it"),
+    ("atomic_sum", torch.zeros_like, "['tt.atomic_rmw'], not only tl.store"),
+    ("stores_in_helper", torch.empty_like, "out_ptr is used in `_store_helper("),
+])
+def test_kernels_whose_stores_cannot_be_followed_are_not_fused(kernel, buffer, reason):
+    x = torch.randn(64, device=DEVICE)
+
+    def f(x):
+        out = buffer(x)
+        wrap_triton(getattr(F, kernel))[(4,)](x, out, x.numel(), BLOCK=16)
+        return out + 1
+
+    refused(f, x, reason=reason)
+
+
+def test_fusion_switched_off(data, monkeypatch):
+    x, y, _, b = data
+    monkeypatch.setattr(torch_triton_hop.config, "fusion", False)
+    out, code = compiled(lambda x, y, b: torch.relu(add(x, y) + b), x, y, b)
+    assert fused_launches(code) == [] and len(pointwise_kernels(code)) == 1
+
+
+# --- the source rewrite -------------------------------------------------------------------
+
+@pytest.mark.parametrize("body, reason", [
+    ("tl.store(tl.make_block_ptr(out_ptr, (4,), (1,), (0,), (4,), (0,)), x)", "make_block_ptr"),
+    ("tl.store(out_ptr.to(tl.pointer_type(tl.float16)), x)", "out_ptr.to"),
+    ("p = out_ptr\n    p = x_ptr\n    tl.store(p, x)", "in some places and other values elsewhere"),
+    ("tl.store(out_ptr + tl.arange(0, 4) * out_ptr, x)", "out_ptr"),
+])
+def test_rewrite_refuses_pointer_uses_it_cannot_follow(body, reason):
+    source = f"def k(x_ptr, out_ptr):\n    x = tl.load(x_ptr)\n    {body}\n"
+    with pytest.raises(NotFusible, match=re.escape(reason)):
+        rewrite_kernel_source(source, {"tl": triton.language}, [FusedArgument("out_ptr", "epilogue", "_e", ())], [])
+
+
+def test_rewritten_source_shadows_each_pointer_step():
+    source = textwrap.dedent("""
+        def k(x_ptr, out_ptr, stride, BLOCK: tl.constexpr):
+            row = out_ptr + tl.program_id(0) * stride
+            for i in range(2):
+                tl.store(row + tl.arange(0, BLOCK), tl.load(x_ptr + i))
+                row += BLOCK
+    """)
+    result = rewrite_kernel_source(source, {"tl": triton.language},
+                                   [FusedArgument("out_ptr", "epilogue", "_e", ("_b",))], ["_b"])
+    assert result.source == textwrap.dedent("""\
+        def k(x_ptr, out_ptr, stride, BLOCK: tl.constexpr, _b):
+            row = out_ptr + tl.program_id(0) * stride
+            _tth_off_row = _tth_zero() + tl.program_id(0) * stride
+            for i in range(2):
+                tl.store(row + tl.arange(0, BLOCK), _e(tl.load(x_ptr + i), _tth_off_row + tl.arange(0, BLOCK), None, _b))
+                row += BLOCK
+                _tth_off_row += BLOCK
+    """)
+
+
+# --- a compiled program loaded in a new process -------------------------------------------
+
+@pytest.mark.interpreter
+def test_a_cached_fused_program_runs_in_a_new_process(tmp_path):
+    script = tmp_path / "run.py"
+    script.write_text(textwrap.dedent("""
+        import sys, torch, triton
+        sys.path.insert(0, sys.argv[1])
+        from torch._dynamo.utils import counters
+        from torch_triton_hop import wrap_triton
+        import fusion_kernels as F
+
+        def f(x, y):
+            out = torch.empty_like(x)
+            wrap_triton(F.add_kernel)[(1,)](x, y, out, x.numel(), BLOCK=64)
+            return torch.relu(out) * 3
+
+        x, y = torch.randn(64), torch.randn(64)
+        got = torch.compile(f, fullgraph=True)(x, y)
+        assert torch.equal(got, torch.relu(x + y) * 3)
+        print("hits", counters["inductor"]["fxgraph_cache_hit"])
+    """))
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache"), "TRITON_INTERPRET": "1"}
+    tests = os.path.dirname(__file__)
+    runs = [subprocess.run([sys.executable, str(script), tests], env=env, capture_output=True, text=True)
+            for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-3000:]
+    assert [run.stdout.split()[-1] for run in runs] == ["0", "1"]
+    _ = counters
