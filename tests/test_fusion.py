@@ -340,3 +340,22 @@ def test_a_cached_fused_program_runs_in_a_new_process(tmp_path):
         assert run.returncode == 0, run.stderr[-3000:]
     assert [run.stdout.split()[-1] for run in runs] == ["0", "1"]
     _ = counters
+
+
+def test_rewrite_follows_an_argument_advanced_in_place():
+    source = textwrap.dedent("""
+        def k(x_ptr, out_ptr, stride, BLOCK: tl.constexpr):
+            "Docstring stays first."
+            out_ptr += tl.program_id(0) * stride
+            tl.store(out_ptr + tl.arange(0, BLOCK), tl.load(x_ptr))
+    """)
+    result = rewrite_kernel_source(source, {"tl": triton.language},
+                                   [FusedArgument("out_ptr", "epilogue", "_e", ())], [])
+    assert result.source == textwrap.dedent("""\
+        def k(x_ptr, out_ptr, stride, BLOCK: tl.constexpr):
+            \"\"\"Docstring stays first.\"\"\"
+            _tth_off_out_ptr = _tth_zero()
+            out_ptr += tl.program_id(0) * stride
+            _tth_off_out_ptr += tl.program_id(0) * stride
+            tl.store(out_ptr + tl.arange(0, BLOCK), _e(tl.load(x_ptr), _tth_off_out_ptr + tl.arange(0, BLOCK), None))
+    """)

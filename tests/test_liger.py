@@ -211,6 +211,32 @@ def test_in_place_rms_norm_backward_launches_on_the_gradient_it_was_given():
     assert arguments["dY_ptr"] == arguments["dX_ptr"] and arguments["dY_ptr"].startswith("tangents"), line
 
 
+def test_residual_add_and_cast_after_rms_norm_fuse_into_the_norm_kernel():
+    """The user pattern of issue 13: RMSNorm, residual add, cast: one launch of Liger's forward
+    kernel storing the cast sum, in inference and in a training step."""
+    x, w, r = torch.randn(4, 64), torch.randn(64), torch.randn(4, 64)
+
+    def block(x, w, r):
+        return (LigerRMSNormFunction.apply(x, w, 1e-6, 0.0, "llama", False) + r).to(torch.float16)
+
+    with interpreter_float_arguments():
+        torch._dynamo.reset()
+        with torch.no_grad():
+            out, code = run_and_get_code(torch.compile(block, fullgraph=True), x, w, r)
+        torch.testing.assert_close(out, (rms_norm_ref(x, w) + r).half(), **TOL)
+        forward = [line for line in "\n".join(code).splitlines() if "_rms_norm_forward_kernel" in line
+                   and ("_tth_launch(" in line or ".run(" in line)]
+        assert len(forward) == 1 and "_fused" in forward[0], forward
+        assert "cpp_fused" not in "\n".join(code) and "triton_poi" not in "\n".join(code)
+        leaves = [t.clone().requires_grad_() for t in (x, w, r)]
+        torch._dynamo.reset()
+        torch.compile(block, fullgraph=True)(*leaves).float().sum().backward()
+        expected = [t.clone().requires_grad_() for t in (x, w, r)]
+        (rms_norm_ref(expected[0], expected[1]) + expected[2]).half().float().sum().backward()
+    for got, want in zip(leaves, expected):
+        torch.testing.assert_close(got.grad, want.grad, **TOL)
+
+
 @pytest.mark.parametrize("op", params("make_fx"))
 def test_make_fx(op):
     gm = make_fx(op.fn, tracing_mode="fake")(*op.inputs())

@@ -19,7 +19,7 @@ from typing import Any, Callable, NoReturn
 
 import torch
 
-from . import _compat, _compat_inductor
+from . import _compat, _compat_inductor, config
 from ._hopifier import TritonHOPifier
 from ._hops import triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
 from ._package_digest import package_digest
@@ -240,3 +240,7 @@ _compat.when_imported("torch._dynamo.variables.higher_order_ops", _register_with
 # See [Note: Compiled artifacts carry the package's digest].
 _compat_inductor.add_to_graph_cache_keys(
     "torch_triton_hop_source", (triton_kernel_wrapper_mutation, triton_kernel_wrapper_functional), package_digest)
+# ... and on the fusion switch, which changes what the same graph compiles to.
+_compat_inductor.add_to_graph_cache_keys(
+    "torch_triton_hop_fusion", (triton_kernel_wrapper_mutation, triton_kernel_wrapper_functional),
+    lambda: config.fusion)

@@ -156,13 +156,11 @@ class _Rewriter:
                     self.root_of[target] = root
                     changed = True
         for target, value, line in assignments:  # a variable is a pointer everywhere or nowhere
-            if target in self.root_of and target not in self.fused and \
-                    not (_pointer_names(value, self.scope) & set(self.root_of)):
+            if target in self.root_of and not (_pointer_names(value, self.scope) & set(self.root_of)):
                 raise NotFusible(f"line {line}: {target} holds a pointer of {self.root_of[target]} in some "
                                  "places and other values elsewhere")
-        for target, value, line in assignments + augmented:
-            if target in self.fused:
-                raise NotFusible(f"line {line}: the argument {target} is reassigned")
+        # An argument advanced in place (X_ptr += row * stride) has a shadow variable of its own.
+        self.advanced = {target for target, _, _ in assignments + augmented if target in self.fused}
 
     def _refuse(self, node: ast.AST, what: str) -> None:
         names = sorted(_names(node) & set(self.root_of))
@@ -175,14 +173,17 @@ class _Rewriter:
         return self.root_of[next(n for n in sorted(_pointer_names(node, self.scope)) if n in self.root_of)]
 
     # -- shadows ---------------------------------------------------------------------------
+    def zero(self, argument: str) -> ast.expr:
+        name = OFFSET_ZERO64 if self.fused[argument].wide_offsets else OFFSET_ZERO
+        return ast.Call(func=ast.Name(name, ast.Load()), args=[], keywords=[])
+
     def shadow(self, node: ast.AST) -> ast.expr:
         """The element offset expression of pointer expression `node`."""
         if not self._is_pointer(node):
             return node  # integer data: the same in the shadow
         if isinstance(node, ast.Name):
-            if node.id in self.fused:
-                zero = OFFSET_ZERO64 if self.fused[node.id].wide_offsets else OFFSET_ZERO
-                return ast.Call(func=ast.Name(zero, ast.Load()), args=[], keywords=[])
+            if node.id in self.fused and node.id not in self.advanced:
+                return self.zero(node.id)
             return ast.Name(_shadow_name(node.id), ast.Load())
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
             if isinstance(node.op, ast.Sub) and self._is_pointer(node.right):
@@ -233,7 +234,7 @@ class _Rewriter:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(
                 stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target, ast.Name):
             target = (stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target).id
-            if target in self.root_of and target not in self.fused and stmt.value is not None:
+            if target in self.root_of and stmt.value is not None:
                 shadow = ast.Assign([ast.Name(_shadow_name(target), ast.Store())], self.shadow(stmt.value))
                 stmt.value = self.expression(stmt.value, pointer_ok=True)
                 return [stmt, shadow]
@@ -357,6 +358,11 @@ def rewrite_kernel_source(source: str, scope: dict[str, Any], fused: list[FusedA
         raise NotFusible(f"{missing} are not parameters of the kernel's Python signature")
     rewriter = _Rewriter(fn_def, scope, by_name)
     fn_def.body = rewriter.rewrite_body(fn_def.body)
+    starts = [ast.Assign([ast.Name(_shadow_name(name), ast.Store())], rewriter.zero(name))
+              for name in sorted(rewriter.advanced)]
+    docstring = fn_def.body[:1] if fn_def.body and isinstance(fn_def.body[0], ast.Expr) and \
+        isinstance(fn_def.body[0].value, ast.Constant) and isinstance(fn_def.body[0].value.value, str) else []
+    fn_def.body = docstring + starts + fn_def.body[len(docstring):]
     args = fn_def.args
     first_default = len(args.args) - len(args.defaults)
     args.args[first_default:first_default] = [ast.arg(name) for name in new_params]
