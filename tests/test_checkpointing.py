@@ -225,22 +225,11 @@ def test_checkpoint_eager_recomputes_the_kernels_with_the_same_gradients(name, e
     assert counts["silu_backward"] == 1, counts
 
 
-NO_SAC_RULE = (
-    "package bug: the package's HOP user_triton_kernel_mutation has no rule for torch.utils.checkpoint's "
-    "_CachingTorchDispatchMode / _CachedTorchDispatchMode (torch's own triton_kernel_wrapper_mutation registers "
-    "them with redirect_to_mode); AOTAutograd traces every checkpointed region under _CachingTorchDispatchMode, "
-    "so the launch raises NotImplementedError 'There was no rule registered for HigherOrderOperator "
-    "user_triton_kernel_mutation and mode <...CachingTorchDispatchMode...>'"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=NO_SAC_RULE, raises=torch._dynamo.exc.BackendCompilerFailed)
 @pytest.mark.parametrize("name", BLOCKS)
 def test_checkpoint_compiled_gives_the_same_gradients(name, expected):
     torch.testing.assert_close(run(BLOCKS[name], compiled=True, checkpointed=True), expected[name])
 
 
-@pytest.mark.xfail(strict=True, reason=NO_SAC_RULE, raises=torch._dynamo.exc.BackendCompilerFailed)
 def test_checkpoint_compiled_recomputes_the_in_place_kernels_in_backward(expected):
     """Without checkpointing the compiled backward launches no forward kernel; with it, the
     backward launches the in-place kernels again (recomputation), and the gradients are still
@@ -286,27 +275,8 @@ def selective(policy_name):
 # for `s.mul_(2)` after a saved `exp`, eagerly): an error, never a silently wrong gradient.
 CACHED_TENSOR_MUTATED = "Tensor cached during selective activation checkpoint has been mutated"
 
-EAGER_IN_PLACE_REPLAY = (
-    NO_SAC_RULE + ". Adding torch's two redirect_to_mode rules is not enough here: with them "
-    "(tried locally) save_exp gives wrong gradients silently (x.grad off by up to 23.9: the bare launch "
-    "of double_in_place bumps no version counter, so SAC cannot see that the cached exp output was "
-    "written, and the recomputation doubles it again: 4 exp(c)), and so does save_kernel_launches (x.grad "
-    "off by up to 10.9: the mutation HOP returns None, SAC caches None and skips the launch on "
-    "recomputation, so the recomputed exp output is never doubled)"
-)
-
-
 def sac_case(name, policy, compiled):
-    marks = []
-    if compiled:
-        marks.append(pytest.mark.xfail(strict=True, reason=NO_SAC_RULE, raises=torch._dynamo.exc.BackendCompilerFailed))
-    elif name == "in_place" and policy in ("save_exp", "save_kernel_launches"):
-        marks.append(pytest.mark.xfail(strict=True, reason=EAGER_IN_PLACE_REPLAY,
-                                       raises=(NotImplementedError, AssertionError)))
-    else:
-        marks.append(pytest.mark.xfail(strict=True, reason=NO_SAC_RULE, raises=NotImplementedError))
-    return pytest.param(name, policy, compiled, marks=marks,
-                        id=f"{name}-{policy}-{'compiled' if compiled else 'eager'}")
+    return pytest.param(name, policy, compiled, id=f"{name}-{policy}-{'compiled' if compiled else 'eager'}")
 
 
 SAC_CASES = [sac_case("out_of_place", "save_matmul", compiled) for compiled in (False, True)] + [

@@ -297,6 +297,23 @@ def jit_options(kernel: Any) -> dict[str, Any]:
     }
 
 
+def checkpoint_modes() -> tuple[type, type]:
+    """The dispatch modes selective activation checkpointing runs a region under: caching (the
+    forward) and cached (the recomputation). torch 2.11-2.13: torch.utils.checkpoint's private
+    _CachingTorchDispatchMode / _CachedTorchDispatchMode; HOPs need a rule for each."""
+    from torch.utils.checkpoint import _CachedTorchDispatchMode, _CachingTorchDispatchMode
+
+    return _CachingTorchDispatchMode, _CachedTorchDispatchMode
+
+
+def checkpoint_is_compiling(func: Any, args: tuple, kwargs: dict[str, Any]) -> bool:
+    """Whether a checkpointed region is being traced by torch.compile rather than run
+    (torch 2.11-2.13: torch.utils.checkpoint._is_compiling, private)."""
+    from torch.utils.checkpoint import _is_compiling
+
+    return bool(_is_compiling(func, args, kwargs))
+
+
 def kernel_source(kernel: Any) -> str:
     """The kernel's source; its bytecode and constants where there is no source (exec'd code)."""
     src = getattr(kernel, "src", None)

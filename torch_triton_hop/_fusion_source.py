@@ -63,6 +63,7 @@ class FusedArgument:
 class RewrittenKernel:
     source: str
     loads_in_loops: set[str]  # prologue arguments with a load inside a loop (elements may be re-read)
+    calls_dot: bool  # the kernel calls tl.dot (a tiled, compute-bound main loop)
 
 
 _SHAPE_OPS = ("broadcast_to", "reshape", "view", "expand_dims", "permute", "trans", "ravel")
@@ -367,4 +368,7 @@ def rewrite_kernel_source(source: str, scope: dict[str, Any], fused: list[FusedA
     first_default = len(args.args) - len(args.defaults)
     args.args[first_default:first_default] = [ast.arg(name) for name in new_params]
     ast.fix_missing_locations(module)
-    return RewrittenKernel(ast.unparse(fn_def) + "\n", rewriter.loads_in_loops)
+    dots = [getattr(tl, name, None) for name in ("dot", "dot_scaled")]
+    calls_dot = any(isinstance(n, ast.Call) and any(_resolve(n.func, scope) is d for d in dots if d is not None)
+                    for n in ast.walk(fn_def))
+    return RewrittenKernel(ast.unparse(fn_def) + "\n", rewriter.loads_in_loops, calls_dot)

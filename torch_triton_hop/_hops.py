@@ -345,6 +345,36 @@ def _mutation_proxy(mode, *, kernel, constant_args, configs, grids, kwargs):
     return None
 
 
+# [Note: Launches under selective activation checkpointing]
+# TL;DR: run eagerly, a launch always runs, in the forward and in the recomputation, is never
+# cached, and bumps the version counters of the tensors it writes; traced by torch.compile,
+# it goes through the checkpoint mode like any op, which tags it with the policy.
+# Context: selective checkpointing (torch.utils.checkpoint's context_fn) runs the region under
+# a caching mode, then recomputes under a cached one, each asking its policy whether an op's
+# outputs are saved or recomputed. A launch's effect is a write, not an output: torch's own
+# HOP lets the policy cache its None and skips the launch when recomputing, so whatever it
+# wrote is missing from the recomputed values. A version bump makes torch raise its own
+# "cached tensor has been mutated" error where a kernel writes a tensor the policy saved, as
+# an in-place torch op would, instead of writing it a second time.
+def _mutation_under_checkpoint(mode, *, kernel, constant_args, configs, grids, kwargs):
+    node_kwargs = dict(kernel=kernel, constant_args=constant_args, configs=configs, grids=grids, kwargs=kwargs)
+    if _compat.checkpoint_is_compiling(triton_kernel_wrapper_mutation, (), node_kwargs):
+        return mode.__torch_dispatch__(triton_kernel_wrapper_mutation, [], (), node_kwargs)
+    triton_kernel_wrapper_mutation(**node_kwargs)
+    written = tensors_written(kernel, constant_args, configs, kwargs)
+    torch.autograd.graph.increment_version([kwargs[name] for name in written if isinstance(kwargs[name], torch.Tensor)])
+    return None
+
+
+def _functional_under_checkpoint(mode, **node_kwargs):
+    return mode.__torch_dispatch__(triton_kernel_wrapper_functional, [], (), node_kwargs)
+
+
+for _mode in _compat.checkpoint_modes():
+    triton_kernel_wrapper_mutation.py_impl(_mode)(_mutation_under_checkpoint)
+    triton_kernel_wrapper_functional.py_impl(_mode)(_functional_under_checkpoint)
+
+
 def tensors_accessed(kernel: str, constant_args: str, configs: str, kwargs: dict[str, Any]) -> Any:
     """The tensor arguments the kernel reads and writes (``.reads`` / ``.writes``, parameter order).
 

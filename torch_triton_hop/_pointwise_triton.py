@@ -10,6 +10,8 @@ calls at its stores (epilogue) and loads (prologue). See _fusion.
 # the unfused kernel wrote and a kernel exactly what the unfused prologue wrote.
 # Where triton's interpreter lacks a function inductor uses on a GPU (libdevice), the
 # interpreter gets an exact-in-math equivalent (tanh via sigmoid); a GPU gets inductor's.
+# Measured on an H200 before the opaque moves below: RMSNorm + residual + bf16 cast differed
+# from eager by one bf16 ulp in some elements (an FMA across the store); see _rounded.
 """
 
 from __future__ import annotations
@@ -222,7 +224,7 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
     if kind == "epilogue":
         assert value is not None
         dtype = value.meta["val"].dtype
-        stored = f"value.to({TRITON_DTYPES[dtype]})"
+        stored = _rounded("value", dtype, target)
         if dtype in _LOW_PRECISION:
             stored += ".to(tl.float32)"
         translator.values[value] = translator.emit(stored, dtype)
@@ -238,12 +240,29 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
     if result_dtype == torch.bool:
         body.append(f"result = {translator.cast((final, dtype), torch.bool)}")
     else:
-        body.append(f"result = {final}.to({TRITON_DTYPES[result_dtype]})")
+        body.append(f"result = {_rounded(final, result_dtype, target) if kind == 'prologue' else final}"
+                    f".to({TRITON_DTYPES[result_dtype]})")
     if kind == "prologue":
         body += ["if other is not None:", f"    result = tl.where(mask, result, other).to({TRITON_DTYPES[result_dtype]})"]
     body.append("return result")
     lines = [f"def {name}({', '.join(signature)}):"] + [f"    {line}" for line in body]
     return "\n".join(lines) + "\n"
+
+
+# A value handed across the kernel / helper boundary in fp32 or fp64 goes through an opaque
+# register move on a GPU: otherwise the compiler may contract the kernel's last multiply with
+# the epilogue's first add (or the prologue's multiply with the kernel's add) into one FMA,
+# skipping the rounding the unfused program does when it stores the value. Narrower dtypes
+# are rounded by their conversion; the interpreter never contracts.
+_OPAQUE_MOVE = {torch.float32: ('"mov.b32 $0, $1;"', '"=r,r"'), torch.float64: ('"mov.b64 $0, $1;"', '"=l,l"')}
+
+
+def _rounded(value: str, dtype: torch.dtype, target: str) -> str:
+    if target == "gpu" and dtype in _OPAQUE_MOVE:
+        asm, constraints = _OPAQUE_MOVE[dtype]
+        return (f"tl.inline_asm_elementwise({asm}, {constraints}, [{value}.to({TRITON_DTYPES[dtype]})], "
+                f"dtype={TRITON_DTYPES[dtype]}, is_pure=True, pack=1)")
+    return f"{value}.to({TRITON_DTYPES[dtype]})"
 
 
 def operand_offset(fused: torch.Tensor, operand: torch.Tensor) -> str | None:
