@@ -37,11 +37,14 @@ def pointwise_kernels(code):
 
 
 def user_launches(code):
+    """Launches of user kernels: the package's launch (interpreter) or inductor's `<name>_0.run(`
+    of a kernel it did not generate (GPU)."""
     call = code[code.index("def call("):]
-    return re.findall(r"^\s*(?:_tth_launch\(kernel='[^']*|\w*kernel\w*\.run\().*$", call, re.M)
+    return re.findall(r"^\s*(?:_tth_launch\(kernel='[^']*|(?!triton_)\w+\.run\().*$", call, re.M)
 
 
 def fused_launches(code):
+    """Fused kernels are named <kernel>_fused (key torch_triton_hop.fused:<kernel>_fused@...)."""
     return [line for line in user_launches(code) if "_fused" in line]
 
 

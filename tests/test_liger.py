@@ -214,7 +214,7 @@ def test_in_place_rms_norm_backward_launches_on_the_gradient_it_was_given():
 def test_residual_add_and_cast_after_rms_norm_fuse_into_the_norm_kernel():
     """The user pattern of issue 13: RMSNorm, residual add, cast: one launch of Liger's forward
     kernel storing the cast sum, in inference and in a training step."""
-    x, w, r = torch.randn(4, 64), torch.randn(64), torch.randn(4, 64)
+    x, w, r = (torch.randn(*shape, device=DEVICE) for shape in ((4, 64), (64,), (4, 64)))
 
     def block(x, w, r):
         return (LigerRMSNormFunction.apply(x, w, 1e-6, 0.0, "llama", False) + r).to(torch.float16)

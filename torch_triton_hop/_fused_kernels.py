@@ -100,7 +100,9 @@ def build_fused_kernel(recipe: FusionRecipe) -> FusedKernel:
         source = inspect.getsource(fn)
     except (OSError, TypeError) as e:
         raise NotFusible(f"the kernel's source is not available ({e})") from e
-    rewritten = rewrite_kernel_source(source, fn.__globals__, list(recipe.arguments), list(recipe.new_params))
+    # Named <kernel>_fused: inductor names its launch after it (add_kernel_fused_0.run(...)).
+    name = f"{fn.__name__}_fused"
+    rewritten = rewrite_kernel_source(source, fn.__globals__, list(recipe.arguments), list(recipe.new_params), name)
     helper_scope: dict[str, Any] = {"tl": tl, "triton": triton, "__name__": DERIVED_KERNEL_MODULE}
     try:
         from triton.language.extra import libdevice  # what inductor's generated code calls libdevice
@@ -108,12 +110,11 @@ def build_fused_kernel(recipe: FusionRecipe) -> FusedKernel:
     except ImportError:  # pragma: no cover - triton 3.6-3.9 all have it
         pass
     helpers = {}
-    for name, helper_source in [*_ZERO_HELPERS.items(), *recipe.helpers]:
-        helpers[name] = triton.jit(_define(helper_source, name, helper_scope))
-        helper_scope[name] = helpers[name]
+    for helper, helper_source in [*_ZERO_HELPERS.items(), *recipe.helpers]:
+        helpers[helper] = triton.jit(_define(helper_source, helper, helper_scope))
+        helper_scope[helper] = helpers[helper]
     scope = {**fn.__globals__, **helpers, "__name__": DERIVED_KERNEL_MODULE}
-    new_fn = _define(rewritten.source, fn.__name__, scope)
-    new_fn.__qualname__ = f"{fn.__name__}_fused"  # triton names the compiled function after it
+    new_fn = _define(rewritten.source, name, scope)
     kernel = triton.jit(new_fn, **_compat.jit_options(base))
     autotuner = next((layer for layer in kernel_layers(user_kernel) if isinstance(layer, _compat.Autotuner)), None)
     if autotuner is not None:  # graphs hold the traced configs; this keeps key / restore / reset

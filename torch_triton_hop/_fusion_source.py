@@ -338,9 +338,10 @@ def _shadow_name(variable: str) -> str:
 
 
 def rewrite_kernel_source(source: str, scope: dict[str, Any], fused: list[FusedArgument],
-                          new_params: list[str]) -> RewrittenKernel:
+                          new_params: list[str], name: str | None = None) -> RewrittenKernel:
     """The kernel's source with each fused argument's stores / loads rewritten and
-    `new_params` (the operands) added before the first parameter that has a default.
+    `new_params` (the operands) added before the first parameter that has a default, and the
+    function renamed to `name` if given.
 
     Raises NotFusible (with the line) where an argument's use cannot be followed exactly.
     """
@@ -349,6 +350,8 @@ def rewrite_kernel_source(source: str, scope: dict[str, Any], fused: list[FusedA
     if fn_def is None:
         raise NotFusible("the kernel's source holds no function definition")
     fn_def.decorator_list = []
+    if name is not None:
+        fn_def.name = name
     by_name = {f.name: f for f in fused}
     taken = {n.id for n in ast.walk(fn_def) if isinstance(n, ast.Name)} | {a.arg for a in fn_def.args.args}
     clashes = sorted(n for n in taken if n.startswith("_tth_"))
