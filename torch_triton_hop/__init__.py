@@ -12,6 +12,7 @@ from ._analysis import explain, identify_accessed_tensors, identify_mutated_tens
 from ._hopifier import TracingTritonHOPifier, TritonHOPifier
 from ._hops import check_kernels, triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
 from ._side_table import allow_kernel_modules, kernel_side_table
+from ._sharding import register_sharding
 from ._wrap import wrap_triton
 from . import _compat, _distributed, _hops, _inductor_bridge, config
 
@@ -19,7 +20,7 @@ from . import _compat, _distributed, _hops, _inductor_bridge, config
 # on torch 2.11, AOTAutograd gets a backported fix for backward writes to forward inputs.
 _hops.functionalization_hooks.append(_inductor_bridge.register_if_inductor_loaded)
 _hops.functionalization_hooks.append(_compat.backport_backward_writes_to_leaf_inputs)
-# Launches on DTensors get a clear error once DTensor exists. See [Note: Kernels called on DTensors].
+# Launches on DTensors follow the kernel's sharding rule once DTensor exists. See [Note: Kernels called on DTensors].
 _compat.when_imported("torch.distributed.tensor", _distributed.register)
 
 __all__ = [
@@ -35,9 +36,10 @@ __all__ = [
     "allow_kernel_modules",
     "check_kernels",
     "config",
+    "register_sharding",
 ]
 
 for _name in ("TritonHOPifier", "TracingTritonHOPifier", "identify_mutated_tensors", "identify_accessed_tensors",
-              "explain", "allow_kernel_modules", "check_kernels"):
+              "explain", "allow_kernel_modules", "check_kernels", "register_sharding"):
     globals()[_name].__module__ = __name__
 del _name

@@ -1,17 +1,14 @@
-"""Launches on DTensors: refused with a way out, until kernels can declare how they shard.
+"""Launches on DTensors: run on the local shards by the kernel's sharding rule, or refused
+with the ways out.
 
 # [Note: Kernels called on DTensors]
-# TL;DR: a launch with a DTensor among its tensor arguments raises an error that names the
-# kernel, the arguments and what to do (launch on the local shards: local_map, or
-# .to_local()), instead of torch's internal "There was no rule registered for HOP
-# user_triton_kernel_mutation and subclass DTensor".
-# Context: a kernel's sizes and grid are computed by host code from the tensors it is given;
-# from a DTensor that is the global size, and a launch on the local shards with global sizes
-# would read and write past them. Until a kernel can state how it shards (which placements
-# it accepts, what its writes become, sizes from local shapes: issue 18), only the user can
-# say how the local launch looks, by writing it against local tensors. Registered when
-# torch.distributed.tensor is imported, so `import torch_triton_hop` imports no
-# distributed code.
+# TL;DR: both HOPs get a rule for DTensor. A kernel with a sharding rule (register_sharding,
+# see [Note: Sharding rules for user kernels]) launches on the local shards with local sizes;
+# one without raises an error that names the kernel, the arguments and what to do (a rule,
+# local_map, or .to_local()), instead of torch's internal "There was no rule registered for
+# HOP user_triton_kernel_mutation and subclass DTensor". Registered when
+# torch.distributed.tensor is imported, so `import torch_triton_hop` imports no distributed
+# code.
 """
 
 from __future__ import annotations
@@ -20,29 +17,19 @@ import functools
 from typing import Any
 
 from ._hops import triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
-from ._side_table import kernel_key_name
-from .errors import raise_unsupported
+from ._sharding import launch_on_dtensors
 
 __all__ = ["register"]
 
 
 def register() -> None:
-    """Give both HOPs a rule for DTensor that refuses the launch (idempotent)."""
+    """Give both HOPs their DTensor rule (idempotent)."""
     from torch.distributed.tensor import DTensor
 
     for hop in (triton_kernel_wrapper_mutation, triton_kernel_wrapper_functional):
         if DTensor not in hop.python_key_table:
-            hop.py_impl(DTensor)(functools.partial(_refuse, DTensor))
+            hop.py_impl(DTensor)(functools.partial(_on_dtensors, hop, DTensor))
 
 
-def _refuse(dtensor_type: type, *, kernel: str, kwargs: dict[str, Any], **node: Any) -> Any:
-    placements = {name: f"{tuple(value.placements)} on {value.device_mesh}" for name, value in kwargs.items()
-                  if isinstance(value, dtensor_type)}
-    raise_unsupported(
-        f"kernel {kernel_key_name(kernel)!r} was launched on DTensor arguments", placements,
-        why="Its sizes and grid come from host code, which sees a DTensor's global shape, while the kernel "
-            "would run on each rank's local shard; the package cannot tell how the kernel shards",
-        fix="Launch it on local tensors: wrap the function that launches it in "
-            "torch.distributed.tensor.experimental.local_map (placements in and out), or pass "
-            "dtensor.to_local() and rebuild the result with DTensor.from_local",
-    )
+def _on_dtensors(hop: Any, dtensor_type: type, **node: Any) -> Any:
+    return launch_on_dtensors(hop, dtensor_type, node)

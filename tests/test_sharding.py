@@ -1,0 +1,97 @@
+"""Sharding rules: a kernel launched on DTensors runs on the local shards with local sizes.
+See [Note: Sharding rules for user kernels]. One process (gloo) for the API and errors; two
+spawned processes for real shards, where a global size reaching a local launch would show."""
+
+import time
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import triton
+
+import torch_triton_hop
+from torch_triton_hop.errors import UnsupportedTritonKernelError
+
+import sharding_workers as W
+
+pytestmark = pytest.mark.interpreter
+
+if not dist.is_available():
+    pytest.skip("torch.distributed is not available", allow_module_level=True)
+
+from torch.distributed.device_mesh import init_device_mesh  # noqa: E402
+from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    yield init_device_mesh("cpu", (1,))
+    dist.destroy_process_group()
+
+
+def test_a_rule_launches_on_the_local_shards(mesh):
+    W.register_rules()
+    x, y = (distribute_tensor(torch.randn(40), mesh, [Shard(0)]) for _ in range(2))
+    out = W.scale_add_call(x, y)
+    assert isinstance(out, DTensor) and tuple(out.placements) == (Shard(0),)
+    torch.testing.assert_close(out.full_tensor(), x.full_tensor() * 2.0 + y.full_tensor())
+
+
+def test_a_scalar_the_rule_does_not_give_is_refused(mesh):
+    torch_triton_hop.register_sharding(
+        W.scale_add, placements=[{"x_ptr": Shard(0), "y_ptr": Shard(0), "out_ptr": Shard(0)}],
+        local_scalars=lambda x_ptr, **args: {"n": x_ptr.numel()},  # forgets alpha
+        grid=lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),))
+    x, y = (distribute_tensor(torch.randn(40), mesh, [Shard(0)]) for _ in range(2))
+    with pytest.raises(UnsupportedTritonKernelError, match=r"local_scalars does not give \['alpha'\]"):
+        W.scale_add_call(x, y)
+
+
+def test_mixing_dtensors_and_plain_tensors_is_refused(mesh):
+    W.register_rules()
+    x = distribute_tensor(torch.randn(40), mesh, [Shard(0)])
+    with pytest.raises(UnsupportedTritonKernelError, match="DTensors and plain tensors"):
+        W.scale_add_call(x, torch.randn(40))
+
+
+def test_registration_checks_parameter_names():
+    with pytest.raises(TypeError, match=r"\['x'\] are not parameters"):
+        torch_triton_hop.register_sharding(W.scale_add, placements=[{"x": Shard(0)}], local_scalars=dict,
+                                           grid=lambda meta: (1,))
+
+
+def test_without_a_rule_the_error_names_both_ways_out(mesh):
+    import core_kernels as K
+
+    x = distribute_tensor(torch.randn(8), mesh, [Shard(0)])
+    with pytest.raises(UnsupportedTritonKernelError, match="register_sharding.*local_map"):
+        out = torch.empty_like(x)
+        torch_triton_hop.wrap_triton(K.mul_kernel)[(1,)](x, x, out, 8, BLOCK=8)
+
+
+def test_two_ranks_eager_and_compiled(tmp_path):
+    """Two processes, each holding half of every Shard(0) tensor: the host code passes global
+    sizes (x.numel() of the DTensor) and the rule replaces them with local ones."""
+    context = mp.start_processes(W.worker, args=(2, str(tmp_path / "init"), str(tmp_path)), nprocs=2, join=False,
+                                 start_method="spawn")
+    deadline = time.monotonic() + 240
+    while not context.join(timeout=5):
+        if time.monotonic() > deadline:
+            for process in context.processes:
+                process.kill()
+            pytest.fail("ranks still running after 240 s")
+    for rank in range(2):
+        result = torch.load(tmp_path / f"rank{rank}.pt")
+        assert "error" not in result, result.get("error")
+        expected_sum, m = result["expected"]
+        out, placements = result["eager"]
+        assert placements == (Shard(0),)
+        torch.testing.assert_close(out, expected_sum)
+        torch.testing.assert_close(result["compiled"], expected_sum)
+        expected_rows = m.clone()
+        expected_rows[:, 0] = m.sum(dim=1)
+        torch.testing.assert_close(result["in_place"], expected_rows)
+        torch.testing.assert_close(result["compiled_in_place"], expected_rows)
+        assert "cannot be redistributed" in result["written_moved"]
