@@ -6,6 +6,7 @@ once per round); a ratio is the median over rounds of (path / raw) in that round
 
     python benchmarks/eager_overhead.py                # launch stubbed: any machine, no GPU
     python benchmarks/eager_overhead.py --real-launch  # on a GPU
+    python benchmarks/eager_overhead.py --without-wrapper  # also our generated launch alone
 
 Stubbed: triton's own JITFunction.run runs in full (binding, specialization, cache lookup,
 device and stream queries, grid, launch metadata), with a stub driver and a stub compiler
@@ -121,7 +122,7 @@ def _time(fn, calls: int, sync) -> float:
     return (time.perf_counter() - start) / calls * 1e6
 
 
-def _cases(device: str, n: int, with_triton_launcher: bool = False):
+def _cases(device: str, n: int, with_triton_launcher: bool = False, without_wrapper: bool = False):
     x, y, out = (torch.randn(n, device=device) for _ in range(3))
     inputs = [torch.randn(n, device=device) for _ in range(10)]
     multipliers = list(range(2, 10))
@@ -156,6 +157,14 @@ def _cases(device: str, n: int, with_triton_launcher: bool = False):
             ours_triton.fast_launch = fast_launcher(kernel, static_launch=None).launch
             cases[name]["wrap_triton, triton's launcher"] = (
                 lambda k=ours_triton, g=grid, a=args, kw=kwargs: k[g](*a, **kw))
+        if without_wrapper:  # our generated launch alone: what wrap_triton's kernel[grid](...) adds is the rest
+            from torch_triton_hop._fast_launch import NOT_FAST, fast_launcher
+
+            def direct(launch=fast_launcher(kernel).launch, g=grid, a=args, kw=kwargs):
+                if launch(g, *a, **kw) is NOT_FAST:
+                    raise RuntimeError("the fast launch declined a benchmark call")
+
+            cases[name]["our launch, no wrapper"] = direct
     return cases, (x, y, out, inputs, multipliers)
 
 
@@ -180,13 +189,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--n", type=int, default=4096)
     parser.add_argument("--real-launch", action="store_true", help="launch real kernels (needs a GPU)")
+    parser.add_argument("--without-wrapper", action="store_true",
+                        help="also time our generated launch called directly (no kernel[grid] wrapper)")
     args = parser.parse_args()
     device = "cuda" if args.real_launch else "cpu"
     if not args.real_launch:
         _stub_triton()
     sync = torch.cuda.synchronize if args.real_launch else (lambda: None)
 
-    cases, data = _cases(device, args.n, with_triton_launcher=args.real_launch)
+    cases, data = _cases(device, args.n, with_triton_launcher=args.real_launch, without_wrapper=args.without_wrapper)
     for paths in cases.values():  # compile, tune, and warm every path's caches
         for fn in paths.values():
             for _ in range(3):

@@ -491,6 +491,113 @@ def test_heuristics_are_evaluated_per_call(stub):
     assert len(seen) == 6 and all(s == expected for s in seen)  # grid and warmup included, as triton's
 
 
+def _heuristic_target(x_ptr, out_ptr, n, s, BLOCK: tl.constexpr, EVEN: tl.constexpr, e=None):
+    pass
+
+
+def _changing_heuristics(log):
+    """Values that change with n: constexprs, a scalar parameter, a launch option."""
+    def value(name, fn):
+        return lambda args: log.append((name, list(args.items()))) or fn(args)
+
+    return {"BLOCK": value("BLOCK", lambda a: 16 if a["n"] <= 64 else 32),
+            "EVEN": value("EVEN", lambda a: a["n"] % a["BLOCK"] == 0),
+            "s": value("s", lambda a: a["n"] // 2),
+            "num_warps": value("num_warps", lambda a: 2 if a["n"] < 50 else 4)}
+
+
+def test_heuristics_launch_what_triton_launches(stub, monkeypatch):
+    """Heuristic values that change between calls (constexprs, a scalar, num_warps), positional
+    and keyword call shapes, a default: each call launches what Heuristics.run launches, the
+    heuristics see what they see there, and only a new specialization reaches JITFunction.run
+    (once)."""
+    theirs_log, ours_log = [], []
+    theirs = triton.heuristics(_changing_heuristics(theirs_log))(_jit(_heuristic_target))
+    ours = wrap_triton(triton.heuristics(_changing_heuristics(ours_log))(_jit(_heuristic_target)))
+    runs = []
+    real = JITFunction.run
+    monkeypatch.setattr(JITFunction, "run", lambda self, *a, **k: runs.append(1) or real(self, *a, **k))
+    x = torch.zeros(128)
+    grid = lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]), meta["s"])  # noqa: E731
+    shapes = [lambda n: ((x, x, n), {}), lambda n: ((x,), {"n": n, "out_ptr": x, "e": x}),
+              lambda n: ((), {"n": n, "x_ptr": x, "out_ptr": x, "num_stages": 2})]
+    ours[(1,)](x, x, 8)  # the first launch reads the driver
+    seen_keys = set()
+    for n, shape in itertools.product([64, 48, 64, 100, 96, 48, 100], shapes):
+        args, kwargs = shape(n)
+        theirs_log.clear()
+        ours_log.clear()
+        theirs[grid](*args, **kwargs)
+        kernel, grid_size, stream, _, packed, launched = _launch_record(stub.launches[-1])
+        runs.clear()
+        ours[grid](*args, **kwargs)
+        ours_kernel, *ours_record = _launch_record(stub.launches[-1])
+        assert ours_record[:2] + ours_record[3:] == [grid_size, stream, packed, launched]
+        assert ours_kernel.options == kernel.options and ours_kernel.src.constants == kernel.src.constants
+        assert ours_log == theirs_log
+        key = (n, shape)
+        assert runs == ([] if key in seen_keys else [1])
+        if key not in seen_keys:  # the next call of this key goes fast
+            seen_keys.add(key)
+            ours[grid](*args, **kwargs)
+            assert stub.launches[-1][1][6:9] == (None, None, None)
+
+
+def test_heuristics_errors_and_slow_paths_run_them_once(stub):
+    """Arguments triton refuses raise its error, and a launch that leaves the fast path after the
+    heuristics ran (a launch hook) does not run them again."""
+    calls = []
+
+    def block(args):
+        calls.append(1)
+        return 16
+
+    x = torch.zeros(64)
+    for values, args, kwargs in [({"BLOCK": block}, (x, x), {}),  # n missing
+                                 ({"BLOCK": block}, (x, x, x, 64, 16), {}),  # BLOCK given twice
+                                 ({"BLOCK": block}, (x, x, x, 64, 16, 1), {}),  # too many
+                                 ({"BLOCK": block, "n": lambda a: 64}, (x, x, x, 64), {})]:  # n twice
+        kernel = triton.heuristics(values)(_jit(_add))
+        calls.clear()
+        with pytest.raises(TypeError) as raw_error:
+            kernel[(1,)](*args, **kwargs)
+        assert calls == [1]
+        ours = wrap_triton(kernel)
+        for _ in range(2):
+            calls.clear()
+            with pytest.raises(TypeError) as our_error:
+                ours[(1,)](*args, **kwargs)
+            assert calls == [1] and str(our_error.value) == str(raw_error.value)
+    ours = wrap_triton(triton.heuristics({"BLOCK": block})(_jit(_add)))
+    for _ in range(3):
+        ours[(1,)](x, x, x, 64)
+    hooks = _compat.triton_knobs.runtime.launch_enter_hook
+    hook = [].append
+    hooks.add(hook)
+    try:
+        calls.clear()
+        ours[(1,)](x, x, x, 64)
+        assert calls == [1] and stub.launches[-1][1][7] is hooks  # triton's launch
+    finally:
+        hooks.remove(hook)
+
+
+def test_heuristics_tensor_subclass_takes_the_hop_before_they_run(stub):
+    class Sub(torch.Tensor):
+        pass
+
+    calls = []
+    kernel = triton.heuristics({"BLOCK": lambda a: calls.append(1) or 16})(_jit(_add))
+    fast = fast_launcher(kernel)
+    x = torch.zeros(32)
+    fast((1,), (x, x, x, 32), {})
+    calls.clear()
+    assert fast((1,), (x.as_subclass(Sub), x, x, 32), {}) is NOT_FAST
+    assert fast((1,), (x, x), {"out_ptr": x.as_subclass(Sub), "n": 32}) is NOT_FAST
+    assert fast((-1,), (x, x, x, 32), {}) is NOT_FAST
+    assert calls == []
+
+
 def test_heuristics_above_autotune_and_below(stub):
     x = torch.zeros(128)
     for order in ("above", "below"):
@@ -507,12 +614,33 @@ def test_heuristics_above_autotune_and_below(stub):
         assert call[6:9] == (None, None, None) and call[-1] == 16 and kernel_obj.options["num_warps"] == 2
 
 
+def test_heuristics_over_heuristics(stub):
+    """The outer heuristics see the inner's dict as triton builds it; the inner one's value wins."""
+    seen = []
+    inner = triton.heuristics({"BLOCK": lambda a: seen.append(("inner", list(a))) or a["n"] // 4})(_jit(_add))
+    kernel = triton.heuristics({"BLOCK": lambda a: seen.append(("outer", list(a))) or 8})(inner)
+    ours = wrap_triton(kernel)
+    x = torch.zeros(128)
+    ours[(1,)](x, x, x, 32)  # the first launch reads the driver
+    for n in (64, 128, 64):
+        seen.clear()
+        kernel[(1,)](x, x, x, n)
+        expected = (list(seen), _launch_record(stub.launches[-1])[5])
+        for _ in range(2):
+            seen.clear()
+            ours[(1,)](x, x, x, n)
+            assert (seen, _launch_record(stub.launches[-1])[5]) == expected
+        assert stub.launches[-1][1][6:9] == (None, None, None)
+
+
 # --- threads ----------------------------------------------------------------------------------
 
 
-def test_concurrent_launches_from_threads(stub):
+@pytest.mark.parametrize("heuristics", [False, True])
+def test_concurrent_launches_from_threads(stub, heuristics):
     jit = _jit(_add)
-    ours = wrap_triton(jit)
+    ours = wrap_triton(triton.heuristics({"BLOCK": lambda a: 16})(jit) if heuristics else jit)
+    block = {} if heuristics else {"BLOCK": 16}
     tensors = [torch.zeros(16 + i) for i in range(8)]
     errors = []
 
@@ -520,7 +648,7 @@ def test_concurrent_launches_from_threads(stub):
         try:
             x = tensors[i]
             for _ in range(200):
-                ours[(i + 1,)](x, x, x, x.numel(), BLOCK=16)
+                ours[(i + 1,)](x, x, x, x.numel(), **block)
         except Exception as error:  # pragma: no cover - reported below
             errors.append(error)
 

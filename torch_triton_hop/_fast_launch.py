@@ -66,12 +66,26 @@
 # fast: kwargs that are not parameters (options go with the config), constexpr or key
 # values other than int / bool / float / str / None, autotuner keys edited since.
 #
+# [Note: Fast heuristics launch]
+# TL;DR: Heuristics.run (triton 3.6-3.9) is one loop, `kwargs[v] = heur({**dict(zip(
+# self.arg_names, args)), **kwargs})`, kwargs being grid, warmup (as the launch passed
+# them), the call's kwargs, then the values already computed; then fn.run(*args, **kwargs).
+# Each function is called once per launch with a fresh dict holding exactly those items in
+# that order: a value may depend on any argument, so nothing is cached. The generated
+# _f_hlaunch has one branch per positional count: the positional arguments become locals
+# and each dict is a literal. The checks _launch_directly makes (modes, tensor subclasses,
+# grid) come first: once the user's functions have run, the launch never returns NOT_FAST
+# (it ends in fn.run with the values computed, as Heuristics.run does). Directly over the
+# JITFunction, the branch then binds the other parameters from the kwargs (what is left
+# are launch options) and the plain launch's classification, key and launch follow in the
+# same frame (its entries shared with the plain launch: the same key). Over an Autotuner
+# (or another Heuristics) it calls that layer's fast launch.
+#
 # Measured: benchmarks/eager_overhead.py, benchmarks/RESULTS.md (issue 14).
 """
 
 from __future__ import annotations
 
-import itertools
 import keyword
 import os
 from typing import Any, Callable
@@ -79,7 +93,7 @@ from typing import Any, Callable
 import torch
 
 from . import _compat
-from ._fast_launch_source import launch_source
+from ._fast_launch_source import heuristics_source, launch_source
 
 __all__ = ["NOT_FAST", "call_fast", "fast_launcher"]
 
@@ -310,9 +324,8 @@ def _generate(jit: Any, static_launch: Any, assume_cuda: bool = False) -> _JitLa
     ns.update(_f_setup=launcher.setup, _f_miss=launcher.miss, _f_atsetup=launcher.tuned_setup,
               _f_atmiss=launcher.tuned_miss)
     cuda_check = launcher.cuda_check = static_launch is not None and not assume_cuda
-    source, launcher.slots = launch_source(jit, names, specializations, defaults, option_knobs, cuda_check, "plain")
-    inner, _ = launch_source(jit, names, specializations, defaults, option_knobs, cuda_check, "inner")
-    launcher.source = source + inner
+    launcher.source, launcher.slots = launch_source(
+        jit, names, specializations, defaults, option_knobs, cuda_check, "plain")
     exec(compile(launcher.source, f"<fast launch of {getattr(jit, '__qualname__', 'kernel')}>", "exec"), ns)
     launcher.launch = ns["_f_launch"]
     return launcher
@@ -432,72 +445,35 @@ def _has_tensor_subclass(values: Any) -> bool:
     return any(value.__class__ not in _PLAIN_CLASSES and isinstance(value, torch.Tensor) for value in values)
 
 
+def _heuristics_namespace(heuristics: Any, names: list[str]) -> dict[str, Any]:
+    """What a heuristics launch reads besides the plain launch's names."""
+    return {"_f_H": heuristics, "_f_names": list(names), "_f_nameset": frozenset(names), "_f_plain": _PLAIN_CLASSES,
+            "_f_subclass": _has_tensor_subclass}
+
+
+def _generate_heuristics(launcher: _JitLauncher, heuristics: Any) -> Any:
+    """The launch of `heuristics` directly over launcher's JITFunction: the heuristics, the key
+    and the launch in one frame. See [Note: Fast heuristics launch]."""
+    ns = launcher.namespace
+    ns.update(_heuristics_namespace(heuristics, launcher.names))
+    source, _ = launch_source(launcher.jit, launcher.names, launcher.specializations, launcher.defaults,
+                              _compat.jit_run_option_knobs(), launcher.cuda_check, "heuristics")
+    launcher.source += source
+    exec(compile(source, "<fast heuristics launch>", "exec"), ns)
+    return ns["_f_hlaunch"]
+
+
 def _heuristics_launch(heuristics: Any, inner: Callable[..., Any], names: list[str],
                        specializations: list[tuple]) -> Callable[..., Any]:
     """launch(grid, *args, **kwargs) of a Heuristics over a kernel whose fast launch is `inner`
-    (a JITFunction's, an Autotuner's, another Heuristics'). See [Note: Fast heuristics launch]."""
-    # [Note: Fast heuristics launch]
-    # TL;DR: Heuristics.run (triton 3.6-3.9) is one loop, `kwargs[v] = heur({**dict(zip(
-    # self.arg_names, args)), **kwargs})`, kwargs being grid, warmup (as the launch passed
-    # them), the call's kwargs, then the values already computed. Each function is called
-    # once per launch with a fresh dict holding exactly those items in that order: a value
-    # may depend on any argument, so nothing is cached. The dict of the one-heuristic case
-    # is a literal per positional count (a third of dict(zip(...)) + update). The checks
-    # _launch_directly makes come first: once the user's functions have run, the launch
-    # never returns NOT_FAST (it ends in fn.run with the values computed).
-    # The positional count tried first: the leading non-constexpr parameters.
-    first = len(list(itertools.takewhile(lambda spec: not spec[0], specializations)))
-    lines = [
-        "def _f_hlaunch(_f_grid, *_f_args, **_f_kw):",
-        "    if _f_modes() or _f_function_modes() or _f_functorch() is not None: return _f_NOT_FAST",
-        "    _f_na = _f_len(_f_args)",
-    ]
-    for position, count in enumerate([first] + [c for c in range(len(names) + 1) if c != first]):
-        locals_ = [f"_f_a{i}" for i in range(count)]
-        lines.append(f"    {'if' if position == 0 else 'elif'} _f_na == {count}:")
-        if count:
-            lines.append(f"        {', '.join(locals_)}, = _f_args")
-            plain = " and ".join(f"{a}.__class__ in _f_plain" for a in locals_)
-            lines.append(f"        if not ({plain}) and _f_subclass(_f_args): return _f_NOT_FAST")
-        items = "".join(f"{name!r}: {a}, " for name, a in zip(names, locals_))
-        lines.append(f"        _f_seen = {{{items}'grid': _f_grid, 'warmup': False, **_f_kw}}")
-    lines += [
-        "    else:",
-        "        if _f_subclass(_f_args): return _f_NOT_FAST",
-        "        _f_seen = None",
-        "    if _f_kw:",
-        "        if 'grid' in _f_kw or 'warmup' in _f_kw: return _f_NOT_FAST",
-        "        for _f_x in _f_kw.values():",
-        "            if _f_x.__class__ not in _f_plain and _f_isinstance(_f_x, _f_Tensor): return _f_NOT_FAST",
-        "    if _f_grid.__class__ is _f_tuple:",
-        "        if not _f_grid or _f_min(_f_grid) < 0: return _f_NOT_FAST",  # See [Note: Launch checks]
-        "    elif _f_grid is None: return _f_NOT_FAST",
-        "    _f_hv = _f_H.values",
-        "    if _f_seen is not None and _f_len(_f_hv) == 1 and _f_H.arg_names == _f_names:",
-    ]
-    lines += [
-        "        (_f_name, _f_h), = _f_hv.items()",
-        "        _f_kw[_f_name] = _f_h(_f_seen)",
-        "    else:",
-        "        _f_named = _f_dict(_f_zip(_f_H.arg_names, _f_args))",
-        "        for _f_name, _f_h in _f_hv.items():",
-        "            _f_kw[_f_name] = _f_h({**_f_named, 'grid': _f_grid, 'warmup': False, **_f_kw})",
-        "    try:",
-        "        _f_r = _f_inner(_f_grid, *_f_args, **_f_kw)",
-        "    except _f_TypeError as _f_error:",  # arguments that do not bind: triton's run reports them
-        "        if _f_error.__traceback__.tb_next is not None: raise",
-        "        _f_r = _f_NOT_FAST",
-        "    if _f_r is _f_NOT_FAST: return _f_H.fn.run(*_f_args, grid=_f_grid, warmup=False, **_f_kw)",
-        "    return _f_r",
-    ]
+    (an Autotuner's, another Heuristics'). See [Note: Fast heuristics launch]."""
     ns = {
-        "_f_NOT_FAST": NOT_FAST, "_f_Tensor": torch.Tensor, "_f_plain": _PLAIN_CLASSES, "_f_H": heuristics,
-        "_f_inner": inner, "_f_names": list(names), "_f_modes": _compat.dispatch_mode_stack_depth,
+        **_heuristics_namespace(heuristics, names), "_f_NOT_FAST": NOT_FAST, "_f_Tensor": torch.Tensor,
+        "_f_inner": inner, "_f_modes": _compat.dispatch_mode_stack_depth,
         "_f_function_modes": _compat.torch_function_mode_enabled, "_f_functorch": _compat.functorch_interpreter_top,
-        "_f_subclass": _has_tensor_subclass, "_f_isinstance": isinstance, "_f_tuple": tuple, "_f_min": min,
-        "_f_len": len, "_f_dict": dict, "_f_zip": zip, "_f_TypeError": TypeError,
+        "_f_isinstance": isinstance, "_f_tuple": tuple, "_f_len": len, "_f_TypeError": TypeError,
     }
-    exec(compile("\n".join(lines) + "\n", "<fast heuristics launch>", "exec"), ns)
+    exec(compile(heuristics_source(names, specializations, {}), "<fast heuristics launch>", "exec"), ns)
     return ns["_f_hlaunch"]
 
 
@@ -587,9 +563,10 @@ def fast_launcher(kernel: Any, static_launch: Any = _UNSET, assume_cuda: bool = 
         for index, wrapper in reversed(list(enumerate(chain))):
             if type(wrapper) is _compat.Autotuner:
                 launch = _generate_tuned(jit_launcher, wrapper)
+            elif index == len(chain) - 1:
+                launch = _generate_heuristics(jit_launcher, wrapper)
             else:
-                inner = jit_launcher.namespace["_f_inner"] if index == len(chain) - 1 else launch
-                launch = _heuristics_launch(wrapper, inner, jit_launcher.names, jit_launcher.specializations)
+                launch = _heuristics_launch(wrapper, launch, jit_launcher.names, jit_launcher.specializations)
         return FastLauncher(None, jit_launcher, launch)
     layer: Any = _JitLayer(jit_launcher)
     for wrapper in reversed(chain):

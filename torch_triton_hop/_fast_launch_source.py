@@ -6,11 +6,12 @@ _fast_launch compiles once per kernel.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from . import _compat
 
-__all__ = ["launch_source"]
+__all__ = ["heuristics_source", "launch_source"]
 
 
 def _int_code_lines(name: str, slot: str, specialize: bool, align: bool, indent: str) -> list[str]:
@@ -32,26 +33,93 @@ def _int_code_lines(name: str, slot: str, specialize: bool, align: bool, indent:
     return lines
 
 
+_MODES = "if _f_modes() or _f_function_modes() or _f_functorch() is not None: return _f_NOT_FAST"
+# A tuple grid's sizes; a negative one is refused eagerly: today's path. See [Note: Launch checks].
+_GRID = [
+    "if _f_grid.__class__ is _f_tuple:",
+    "    _f_n = _f_len(_f_grid)",
+    "    if not _f_n: return _f_NOT_FAST",
+    "    _f_g0 = _f_grid[0]; _f_g1 = _f_grid[1] if _f_n > 1 else 1; _f_g2 = _f_grid[2] if _f_n > 2 else 1",
+    "    if _f_g0 < 0 or _f_g1 < 0 or _f_g2 < 0: return _f_NOT_FAST",
+    "elif _f_grid is None: return _f_NOT_FAST",
+]
+# Once the user's heuristics have run, Heuristics.run's own end: fn.run with the values computed.
+_HEURISTICS_SLOW = "return _f_H.fn.run(*_f_args, **{'grid': _f_grid, 'warmup': False, **_f_kw})"
+
+
+def heuristics_source(names: list[str], specializations: list[tuple], defaults: dict[str, Any],
+                      body: list[str] | None = None) -> str:
+    """_f_hlaunch(grid, *args, **kwargs) of a Heuristics. See [Note: Fast heuristics launch].
+    body: the plain launch's classification and launch, run in the same frame on the bound
+    parameters (a Heuristics directly over the JITFunction); None: call _f_inner (the fast
+    launch of the Autotuner or Heuristics below)."""
+    lines = [
+        _MODES,
+        "if _f_H.arg_names != _f_names: return _f_NOT_FAST",  # the dict literals below name the parameters
+        "if _f_kw:",
+        "    if 'grid' in _f_kw or 'warmup' in _f_kw: return _f_NOT_FAST",
+        "    for _f_x in _f_kw.values():",
+        "        if _f_x.__class__ not in _f_plain and _f_isinstance(_f_x, _f_Tensor): return _f_NOT_FAST",
+        *_GRID,
+        "_f_na = _f_len(_f_args)",
+    ]
+    # One branch per positional count, the leading non-constexpr parameters first: the
+    # positional arguments become locals, each heuristic's dict is a literal.
+    first = len(list(itertools.takewhile(lambda spec: not spec[0], specializations)))
+    for position, count in enumerate([first] + [c for c in range(len(names) + 1) if c != first]):
+        given = names[:count]
+        lines.append(f"{'if' if position == 0 else 'elif'} _f_na == {count}:")
+        if given:
+            lines.append(f"    {', '.join(given)}, = _f_args")
+            plain = " and ".join(f"{name}.__class__ in _f_plain" for name in given)
+            lines.append(f"    if not ({plain}) and _f_subclass(_f_args): return _f_NOT_FAST")
+        items = "".join(f"{name!r}: {name}, " for name in given)
+        lines.append("    for _f_name, _f_h in _f_H.values.items():")
+        lines.append(f"        _f_kw[_f_name] = _f_h({{{items}'grid': _f_grid, 'warmup': False, **_f_kw}})")
+        if body is not None:  # bind the rest by name; what is left are launch options
+            lines.append("    _f_options = {**_f_kw}")
+            for name in names[count:]:
+                lines.append(f"    {name} = _f_options.pop({name!r}, "
+                             f"{f'_f_default_{name}' if name in defaults else '_f_U'})")
+            missing = " or ".join(f"{name} is _f_U" for name in names[count:] if name not in defaults)
+            if missing:  # triton raises its TypeError
+                lines.append(f"    if {missing}: {_HEURISTICS_SLOW}")
+    # More positional arguments than parameters: triton's path raises its TypeError.
+    lines.append("else: return _f_NOT_FAST")
+    if body is not None:
+        lines += body
+    else:
+        lines += [
+            "try:",
+            "    _f_r = _f_inner(_f_grid, *_f_args, **_f_kw)",
+            "except _f_TypeError as _f_error:",  # arguments that do not bind: triton's run reports them
+            "    if _f_error.__traceback__.tb_next is not None: raise",
+            "    _f_r = _f_NOT_FAST",
+            f"if _f_r is _f_NOT_FAST: {_HEURISTICS_SLOW}",
+            "return _f_r",
+        ]
+    return "def _f_hlaunch(_f_grid, *_f_args, **_f_kw):\n" + "".join(f"    {line}\n" for line in lines)
+
+
 def launch_source(jit: Any, names: list[str], specializations: list[tuple], defaults: dict[str, Any],
                    option_knobs: list, cuda_check: bool, mode: str, supplied: set[str] = frozenset(),
                    tuning_names: list[str] = ()) -> tuple[str, list]:
     """One generated launch. mode "plain": _f_launch(grid, *args, **kwargs), the whole fast path;
-    "inner": _f_inner, the same without the mode checks (its caller made them); "tuned":
-    _f_atlaunch(grid, *args, **kwargs) over an Autotuner. Returns (source, key slots)."""
+    "tuned": _f_atlaunch(grid, *args, **kwargs) over an Autotuner; "heuristics":
+    _f_hlaunch(grid, *args, **kwargs) of a Heuristics (_f_H) directly over the JITFunction,
+    heuristics and launch in one frame. Returns (source, key slots)."""
     tuned = mode == "tuned"
+    heuristics = mode == "heuristics"
+    # After the heuristics have run, nothing may send the call back to the caller's path
+    # (it would run them again): whatever is not fast ends in fn.run.
+    give_up = _HEURISTICS_SLOW if heuristics else "return _f_NOT_FAST"
     body: list[str] = []
     add = body.append
-    if mode != "inner":
-        add("if _f_modes() or _f_function_modes() or _f_functorch() is not None: return _f_NOT_FAST")
-    if tuned:
-        add("if _f_options or _f_at.keys != _f_keys: return _f_NOT_FAST")
-    add("if _f_grid.__class__ is _f_tuple:")
-    add("    _f_n = _f_len(_f_grid)")
-    add("    if not _f_n: return _f_NOT_FAST")
-    add("    _f_g0 = _f_grid[0]; _f_g1 = _f_grid[1] if _f_n > 1 else 1; _f_g2 = _f_grid[2] if _f_n > 2 else 1")
-    # A negative size in a tuple grid is refused eagerly: today's path. See [Note: Launch checks].
-    add("    if _f_g0 < 0 or _f_g1 < 0 or _f_g2 < 0: return _f_NOT_FAST")
-    add("elif _f_grid is None: return _f_NOT_FAST")
+    if not heuristics:  # the heuristics launch checks these before running the heuristics
+        add(_MODES)
+        if tuned:
+            add("if _f_options or _f_at.keys != _f_keys: return _f_NOT_FAST")
+        body.extend(_GRID)
     key_items: list[str] = []
     slots: list[tuple[int, int] | None] = []
     values: list[str] = []  # what the static launch gets: data_ptr() for a tensor, else the value
@@ -64,9 +132,9 @@ def launch_source(jit: Any, names: list[str], specializations: list[tuple], defa
             fills.append(f"if {name} is _f_U: {name} = _f_fill[{i}]" + ("" if is_constexpr else f"; _f_v{i} = {name}"))
         if is_constexpr:
             if tuned:  # See [Note: Fast autotuned launch]: a constexpr's value joins triton's tuning key
-                add(f"if {name}.__class__ not in {'_f_simple_u' if fillable else '_f_simple'}: return _f_NOT_FAST")
+                add(f"if {name}.__class__ not in {'_f_simple_u' if fillable else '_f_simple'}: {give_up}")
             else:
-                add(f"if {name}.__class__ is not _f_int and _f_isinstance({name}, _f_Tensor): return _f_NOT_FAST")
+                add(f"if {name}.__class__ is not _f_int and _f_isinstance({name}, _f_Tensor): {give_up}")
             slots.append(None)
             key_items.append(name)
             values.append(name)
@@ -89,31 +157,33 @@ def launch_source(jit: Any, names: list[str], specializations: list[tuple], defa
         add(f"elif {name} is None: {s} = -3; {a} = None; {v} = None")
         if fillable:
             add(f"elif {name} is _f_U: {s} = -4; {a} = None; {v} = None")
-        add("else: return _f_NOT_FAST")
+        add(f"else: {give_up}")
         slots.append((first_slot + len(key_items), first_slot + len(key_items) + 1))
         key_items += [s, a]
         values.append(v)
     for name in tuning_values:  # Autotuner.run keys on their values
-        add(f"if {name}.__class__ not in _f_simple_u: return _f_NOT_FAST")
+        add(f"if {name}.__class__ not in _f_simple_u: {give_up}")
     # What triton's run does before its key: hooks, options, knobs, device.
-    add("if _f_jit.pre_run_hooks: return _f_NOT_FAST")
+    add(f"if _f_jit.pre_run_hooks: {give_up}")
     for hook in ("launch_enter_hook", "launch_exit_hook"):
         add(f"_f_h = _f_kr.{hook}")
-        add("if _f_h is not None and (_f_h.__class__ is not _f_HookChain or _f_h.calls): return _f_NOT_FAST")
+        add(f"if _f_h is not None and (_f_h.__class__ is not _f_HookChain or _f_h.calls): {give_up}")
     if _compat.RUN_READS_STAGES_HOOK:
-        add("if _f_kr.add_stages_inspection_hook is not None: return _f_NOT_FAST")
+        add(f"if _f_kr.add_stages_inspection_hook is not None: {give_up}")
     if tuned:  # options come from the config (checked by its snapshot); the call shape orders the dtypes
         add("_f_ok = _f_tuple(_f_kwargs) if _f_kwargs else None")
         add("_f_dbg = _f_jit.debug or _f_kr.debug")
     else:
         add("if _f_options:")
+        if heuristics:  # a heuristic's value for a parameter passed by position: triton raises
+            add(f"    if not _f_nameset.isdisjoint(_f_options): {give_up}")
         add("    _f_ok = _f_options_key(_f_options)")
-        add("    if _f_ok is None: return _f_NOT_FAST")
+        add(f"    if _f_ok is None: {give_up}")
         add("    _f_dbg = _f_options.get('debug', _f_jit.debug) or _f_kr.debug")
         add("else:")
         add("    _f_ok = None")
         add("    _f_dbg = _f_jit.debug or _f_kr.debug")
-    add("if _f_dbg.__class__ is not _f_bool: return _f_NOT_FAST")
+    add(f"if _f_dbg.__class__ is not _f_bool: {give_up}")
     args_tuple = "(" + "".join(f"{n}, " for n in names) + ")"
     run_args = "_f_grid, _f_args, _f_kwargs" if tuned else f"_f_grid, {args_tuple}, _f_options"
     add(f"if _f_dcfg._active is not _f_active: return {'_f_atsetup' if tuned else '_f_setup'}({run_args})")
@@ -123,7 +193,7 @@ def launch_source(jit: Any, names: list[str], specializations: list[tuple], defa
     add("try:")
     add(f"    _f_e = {'_f_atcache' if tuned else '_f_cache'}.get(_f_key)")
     add("except _f_TypeError:")  # an unhashable constexpr: triton raises its own error
-    add("    return _f_NOT_FAST")
+    add(f"    {give_up}")
     if tuned:
         add(f"if _f_e is None: return _f_atmiss(_f_key, {run_args})")
         add("_f_c, _f_snap, _f_tk, _f_kernel, _f_static, _f_launcher, _f_function, _f_packed, _f_caches, _f_tkey, "
@@ -167,7 +237,9 @@ def launch_source(jit: Any, names: list[str], specializations: list[tuple], defa
                   "        if _f_error.__traceback__.tb_next is None: return _f_NOT_FAST\n"
                   "        raise\n")
         return source, slots
+    if heuristics:
+        return heuristics_source(names, specializations, defaults, body), slots
     header = ", ".join(name if name not in defaults else f"{name}=_f_default_{name}" for name in names)
-    source = (f"def {'_f_inner' if mode == 'inner' else '_f_launch'}(_f_grid, {header}{', ' if header else ''}"
-              "**_f_options):\n" + "".join(f"    {line}\n" for line in body))
+    source = (f"def _f_launch(_f_grid, {header}{', ' if header else ''}**_f_options):\n"
+              + "".join(f"    {line}\n" for line in body))
     return source, slots
