@@ -194,8 +194,8 @@ def _typed_user_kernel_class() -> Any:
 
         def can_fuse_epilogue(self) -> bool:
             # torch >= 2.12 (config.epilogue_fusion_user_defined_triton_kernel): ours fused what is
-            # exact before lowering; no second fusion on top. See [Note: Fusing pointwise code
-            # into user kernels].
+            # exact before lowering; no second fusion on top.
+            # See [Note: Fusing pointwise code into user kernels]
             from . import config
 
             parent = getattr(super(), "can_fuse_epilogue", None)
