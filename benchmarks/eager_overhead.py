@@ -151,10 +151,10 @@ def _cases(device: str, n: int, with_triton_launcher: bool = False, without_wrap
             "torch.library.wrap_triton": lambda k=library, g=grid, a=args, kw=kwargs: k[g](*a, **kw),
         }
         if with_triton_launcher:  # ours, launching through triton's launcher instead of torch's static one
-            from torch_triton_hop._fast_launch import fast_launcher
+            from torch_triton_hop._wrap import _build_launch
 
             ours_triton = torch_triton_hop.wrap_triton(kernel)  # a second wrapper of its own
-            ours_triton.fast_launch = fast_launcher(kernel, static_launch=None).launch
+            _build_launch(ours_triton, static_launch=None)
             cases[name]["wrap_triton, triton's launcher"] = (
                 lambda k=ours_triton, g=grid, a=args, kw=kwargs: k[g](*a, **kw))
         if without_wrapper:  # our generated launch alone: what wrap_triton's kernel[grid](...) adds is the rest

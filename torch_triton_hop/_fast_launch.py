@@ -19,7 +19,17 @@
 #     debug flag and every knob JITFunction.run copies into the options
 #     (_compat.jit_run_option_knobs); the current device.
 # Anything else (a tensor subclass, a tuple, a TensorDescriptor, a numpy scalar, an
-# unknown option type) returns NOT_FAST: the caller takes today's path.
+# unknown option type) is not fast: the call takes today's path (see **Calling convention**).
+#
+# **Calling convention.** Every generated launch is f(grid, /, *args, **kwargs) and binds the
+# parameters itself (one branch per positional count, the rest from the kwargs), so the
+# wrapper's kernel[grid] is the bound method MethodType(f, grid): kernel[grid](...) runs f with
+# no frame of ours in between (a frame and a repacking of the arguments cost ~0.6 us). Where a
+# call is not fast (and before any side effect) f returns _f_slow(grid, args, kwargs), the
+# arguments as passed: the wrapper's own path (_wrap._launch_slowly: triton's launch or the
+# HOP), or NOT_FAST for fast_launcher's default and for the layers under a generated launch.
+# Arguments that do not bind (missing, given twice, too many) are not fast: triton's run
+# raises its own TypeError.
 #
 # **Slow path, always.** Launch hooks (knobs.runtime.launch_enter/exit_hook with a hook in
 # them), JITFunction.pre_run_hooks, triton >= 3.7's add_stages_inspection_hook, another
@@ -74,7 +84,7 @@
 # that order: a value may depend on any argument, so nothing is cached. The generated
 # _f_hlaunch has one branch per positional count: the positional arguments become locals
 # and each dict is a literal. The checks _launch_directly makes (modes, tensor subclasses,
-# grid) come first: once the user's functions have run, the launch never returns NOT_FAST
+# grid) come first: once the user's functions have run, the launch never calls _f_slow
 # (it ends in fn.run with the values computed, as Heuristics.run does). Directly over the
 # JITFunction, the branch then binds the other parameters from the kwargs (what is left
 # are launch options) and the plain launch's classification, key and launch follow in the
@@ -93,11 +103,16 @@ from typing import Any, Callable
 import torch
 
 from . import _compat
-from ._fast_launch_source import heuristics_source, launch_source
+from ._fast_launch_source import binding_sets, heuristics_source, launch_source
 
-__all__ = ["NOT_FAST", "call_fast", "fast_launcher"]
+__all__ = ["NOT_FAST", "fast_launcher"]
 
 NOT_FAST = object()  # "take today's path": returned before any side effect
+
+
+def _not_fast(grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+    """The default fallback: a launch that is not fast returns NOT_FAST."""
+    return NOT_FAST
 
 
 class _Unset:
@@ -127,6 +142,13 @@ def _options_key(options: dict[str, Any]) -> tuple | None:
             return None
         key.append((name, repr(value) if value.__class__ is float else value))
     return tuple(key), types
+
+
+def _split_options(kwargs: dict[str, Any], rest: frozenset, names: frozenset) -> dict[str, Any] | None:
+    """The launch options among the kwargs (those that name no parameter), in call order; None
+    when one names a parameter already given by position (triton raises its TypeError)."""
+    options = {name: value for name, value in kwargs.items() if name not in rest}
+    return options if names.isdisjoint(options) else None
 
 
 def _check_globals(used_global_vals: dict) -> None:
@@ -162,7 +184,7 @@ class _JitLauncher:
         self.cache: dict[tuple, tuple] = namespace["_f_cache"]
         self.tuned: dict[tuple, tuple] = namespace["_f_atcache"]  # See [Note: Fast autotuned launch]
         self.autotuner: Any = None
-        self.launch: Any = None  # launch(grid, *args, **kwargs) -> result | NOT_FAST
+        self.launch: Any = None  # launch(grid, *args, **kwargs) -> result | _f_slow(grid, args, kwargs)
         self.slots: list[tuple[int, int] | None] = []
         self.tuned_slots: list[tuple[int, int] | None] = []
 
@@ -312,6 +334,7 @@ def _generate(jit: Any, static_launch: Any, assume_cuda: bool = False) -> _JitLa
         "_f_get_device": None, "_f_get_stream": None, "_f_cache": {}, "_f_atcache": {},
         "_f_options_key": _options_key, "_f_check_globals": _check_globals,
         "_f_simple": _SIMPLE_OPTION_TYPES, "_f_simple_u": _SIMPLE_OPTION_TYPES | {_Unset},
+        "_f_slow": _not_fast, "_f_split": _split_options, "_f_nameset": frozenset(names), **binding_sets(names),
         # What _launch_directly asks, without its frames. See [Note: Eager fast path].
         "_f_modes": _compat.dispatch_mode_stack_depth, "_f_function_modes": _compat.torch_function_mode_enabled,
         "_f_functorch": _compat.functorch_interpreter_top,
@@ -352,7 +375,7 @@ class _JitLayer:
         self.jit_launcher = jit_launcher
 
     def __call__(self, grid: Any, args: tuple, kw: dict[str, Any]) -> Any:
-        result = call_fast(self.jit_launcher.launch, grid, args, kw)
+        result = self.jit_launcher.launch(grid, *args, **kw)  # its _f_slow is _not_fast
         if result is NOT_FAST:
             return self.jit_launcher.jit.run(*args, grid=grid, warmup=False, **kw)
         return result
@@ -447,8 +470,7 @@ def _has_tensor_subclass(values: Any) -> bool:
 
 def _heuristics_namespace(heuristics: Any, names: list[str]) -> dict[str, Any]:
     """What a heuristics launch reads besides the plain launch's names."""
-    return {"_f_H": heuristics, "_f_names": list(names), "_f_nameset": frozenset(names), "_f_plain": _PLAIN_CLASSES,
-            "_f_subclass": _has_tensor_subclass}
+    return {"_f_H": heuristics, "_f_names": list(names), "_f_plain": _PLAIN_CLASSES, "_f_subclass": _has_tensor_subclass}
 
 
 def _generate_heuristics(launcher: _JitLauncher, heuristics: Any) -> Any:
@@ -466,80 +488,73 @@ def _generate_heuristics(launcher: _JitLauncher, heuristics: Any) -> Any:
 def _heuristics_launch(heuristics: Any, inner: Callable[..., Any], names: list[str],
                        specializations: list[tuple]) -> Callable[..., Any]:
     """launch(grid, *args, **kwargs) of a Heuristics over a kernel whose fast launch is `inner`
-    (an Autotuner's, another Heuristics'). See [Note: Fast heuristics launch]."""
+    (an Autotuner's, another Heuristics'; their fallback returns NOT_FAST). See [Note: Fast heuristics launch]."""
     ns = {
         **_heuristics_namespace(heuristics, names), "_f_NOT_FAST": NOT_FAST, "_f_Tensor": torch.Tensor,
         "_f_inner": inner, "_f_modes": _compat.dispatch_mode_stack_depth,
         "_f_function_modes": _compat.torch_function_mode_enabled, "_f_functorch": _compat.functorch_interpreter_top,
-        "_f_isinstance": isinstance, "_f_tuple": tuple, "_f_len": len, "_f_TypeError": TypeError,
+        "_f_isinstance": isinstance, "_f_tuple": tuple, "_f_len": len, "_f_slow": _not_fast,
     }
     exec(compile(heuristics_source(names, specializations, {}), "<fast heuristics launch>", "exec"), ns)
     return ns["_f_hlaunch"]
 
 
 class FastLauncher:
-    """`launch(grid, *args, **kwargs)` -> the launch's result, or NOT_FAST for today's path.
+    """`launch(grid, /, *args, **kwargs)`: the launch's result, or where the call is not fast (a
+    mode, a subclass, anything it does not model, arguments that do not bind)
+    fallback(grid, args, kwargs)'s, the arguments as passed. The wrapper binds grid to it, so
+    kernel[grid](...) runs it with no frame in between. See [Note: Fast launch]."""
 
-    For a bare JITFunction `launch` is the generated function itself (no frame in between);
-    calling it with arguments that do not bind raises TypeError at the call (see call_fast).
-    """
-
-    def __init__(self, top: Any, jit_launcher: _JitLauncher, launch: Any = None) -> None:
+    def __init__(self, top: Any, jit_launcher: _JitLauncher, launch: Any, fallback: Any) -> None:
         self.top = top
         self.jit_launcher = jit_launcher
-        self.launch = launch if launch is not None else self._layered
+        self.fallback = fallback
+        if launch is None:
+            self.launch = self._layered
+        else:  # the generated top launch's fallback; the layers below it keep _not_fast
+            self.launch = launch
+            launch.__globals__["_f_slow"] = fallback
 
-    def _layered(self, grid: Any, *args: Any, **kwargs: Any) -> Any:
+    def _layered(self, grid: Any, /, *args: Any, **kwargs: Any) -> Any:
         # Layers run user code (heuristics) before the innermost classification: decide about
         # modes and tensor subclasses first, as _launch_directly does.
         if (_compat.dispatch_mode_stack_depth() or _compat.torch_function_mode_enabled()
                 or _compat.functorch_interpreter_active()):
-            return NOT_FAST
+            return self.fallback(grid, args, kwargs)
         for value in args:
             cls = value.__class__
             if cls not in _PLAIN_CLASSES and isinstance(value, torch.Tensor):
-                return NOT_FAST
+                return self.fallback(grid, args, kwargs)
         for value in kwargs.values():
             cls = value.__class__
             if cls not in _PLAIN_CLASSES and isinstance(value, torch.Tensor):
-                return NOT_FAST
+                return self.fallback(grid, args, kwargs)
         if grid is None or "grid" in kwargs or "warmup" in kwargs or grid.__class__ is tuple and (
                 not grid or min(grid) < 0):  # See [Note: Launch checks]
-            return NOT_FAST
+            return self.fallback(grid, args, kwargs)
         return self.top(grid, args, kwargs)
 
     def __call__(self, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
-        return call_fast(self.launch, grid, args, kwargs)
+        return self.launch(grid, *args, **kwargs)
 
     def key(self, args: tuple, kwargs: dict[str, Any]) -> tuple | None:
         """The innermost key these arguments get (tests), or None when not fast."""
         captured: list[tuple] = []
-        miss = self.jit_launcher.namespace["_f_miss"]
-        self.jit_launcher.namespace["_f_miss"] = lambda key, *rest: captured.append(key)
-        cache = self.jit_launcher.cache
-        self.jit_launcher.namespace["_f_cache"] = {}
+        ns = self.jit_launcher.namespace
+        saved = ns["_f_miss"], ns["_f_cache"], ns["_f_slow"]
+        ns.update(_f_miss=lambda key, *rest: captured.append(key), _f_cache={}, _f_slow=_not_fast)
         try:
-            call_fast(self.jit_launcher.launch, (1,), args, kwargs)
+            self.jit_launcher.launch((1,), *args, **kwargs)
         finally:
-            self.jit_launcher.namespace["_f_miss"] = miss
-            self.jit_launcher.namespace["_f_cache"] = cache
+            ns["_f_miss"], ns["_f_cache"], ns["_f_slow"] = saved
         return captured[0] if captured else None
 
 
-def call_fast(launch: Callable[..., Any], grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
-    """launch(grid, *args, **kwargs); NOT_FAST when the arguments do not bind (triton's run
-    then raises its own TypeError). _wrap inlines this on its hot path."""
-    try:
-        return launch(grid, *args, **kwargs)
-    except TypeError as error:
-        if error.__traceback__ is not None and error.__traceback__.tb_next is None:
-            return NOT_FAST
-        raise
-
-
-def fast_launcher(kernel: Any, static_launch: Any = _UNSET, assume_cuda: bool = False) -> FastLauncher | None:
+def fast_launcher(kernel: Any, static_launch: Any = _UNSET, assume_cuda: bool = False,
+                  fallback: Callable[[Any, tuple, dict], Any] = _not_fast) -> FastLauncher | None:
     """The fast launch of a JITFunction, optionally under @triton.heuristics / @triton.autotune;
-    None for anything else (an InterpretedFunction, a triton we do not know). See [Note: Fast launch]."""
+    None for anything else (an InterpretedFunction, a triton we do not know). fallback(grid,
+    args, kwargs) is what a call that is not fast returns. See [Note: Fast launch]."""
     chain = []
     while not _compat.is_base_kernel(kernel):
         if type(kernel) is _compat.Autotuner and _compat.FAST_LAUNCH_AUTOTUNER:
@@ -567,8 +582,8 @@ def fast_launcher(kernel: Any, static_launch: Any = _UNSET, assume_cuda: bool = 
                 launch = _generate_heuristics(jit_launcher, wrapper)
             else:
                 launch = _heuristics_launch(wrapper, launch, jit_launcher.names, jit_launcher.specializations)
-        return FastLauncher(None, jit_launcher, launch)
+        return FastLauncher(None, jit_launcher, launch, fallback)
     layer: Any = _JitLayer(jit_launcher)
     for wrapper in reversed(chain):
         layer = (_AutotuneLayer if type(wrapper) is _compat.Autotuner else _HeuristicsLayer)(wrapper, layer)
-    return FastLauncher(layer, jit_launcher)
+    return FastLauncher(layer, jit_launcher, None, fallback)

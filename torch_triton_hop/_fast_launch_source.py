@@ -11,7 +11,7 @@ from typing import Any
 
 from . import _compat
 
-__all__ = ["heuristics_source", "launch_source"]
+__all__ = ["binding_sets", "heuristics_source", "launch_source"]
 
 
 def _int_code_lines(name: str, slot: str, specialize: bool, align: bool, indent: str) -> list[str]:
@@ -33,93 +33,134 @@ def _int_code_lines(name: str, slot: str, specialize: bool, align: bool, indent:
     return lines
 
 
-_MODES = "if _f_modes() or _f_function_modes() or _f_functorch() is not None: return _f_NOT_FAST"
+# Every generated launch is f(grid, /, *args, **kwargs), called as kernel[grid](...) is: the wrapper
+# binds grid to it (a bound method, no frame of ours in between) and it binds the parameters
+# itself, so that where the call is not fast it can hand the arguments as passed to
+# _f_slow(grid, args, kwargs) (the wrapper's own path, or NOT_FAST). See [Note: Fast launch].
+_SLOW = "return _f_slow(_f_grid, _f_args, _f_kw)"
+_MODES = f"if _f_modes() or _f_function_modes() or _f_functorch() is not None: {_SLOW}"
 # A tuple grid's sizes; a negative one is refused eagerly: today's path. See [Note: Launch checks].
 _GRID = [
     "if _f_grid.__class__ is _f_tuple:",
     "    _f_n = _f_len(_f_grid)",
-    "    if not _f_n: return _f_NOT_FAST",
+    f"    if not _f_n: {_SLOW}",
     "    _f_g0 = _f_grid[0]; _f_g1 = _f_grid[1] if _f_n > 1 else 1; _f_g2 = _f_grid[2] if _f_n > 2 else 1",
-    "    if _f_g0 < 0 or _f_g1 < 0 or _f_g2 < 0: return _f_NOT_FAST",
-    "elif _f_grid is None: return _f_NOT_FAST",
+    f"    if _f_g0 < 0 or _f_g1 < 0 or _f_g2 < 0: {_SLOW}",
+    f"elif _f_grid is None: {_SLOW}",
 ]
 # Once the user's heuristics have run, Heuristics.run's own end: fn.run with the values computed.
 _HEURISTICS_SLOW = "return _f_H.fn.run(*_f_args, **{'grid': _f_grid, 'warmup': False, **_f_kw})"
 
 
+def _binding(names: list[str], specializations: list[tuple], defaults: dict[str, Any], mode: str, give_up: str,
+             before_rest: Any = None) -> list[str]:
+    """Bind the parameters as Python would: one branch per positional count (the leading
+    non-constexpr parameters first, the usual call), the positional arguments unpacked into
+    locals, the rest read from the kwargs. Launch options (kwargs that name no parameter) go to
+    _f_options (None when there are none); a parameter given twice, a missing one or too many
+    positional arguments leave the fast path (triton raises its TypeError). mode "tuned": any
+    parameter may be missing (the config supplies it) and options are not fast.
+    before_rest(given): lines run after the positional unpacking (the heuristics)."""
+    lines = ["_f_na = _f_len(_f_args)"]
+    first = len(list(itertools.takewhile(lambda spec: not spec[0], specializations)))
+    for position, count in enumerate([first] + [c for c in range(len(names) + 1) if c != first]):
+        given, rest = names[:count], names[count:]
+        lines.append(f"{'if' if position == 0 else 'elif'} _f_na == {count}:")
+        if given:
+            lines.append(f"    {', '.join(given)}, = _f_args")
+        if before_rest is not None:
+            lines += [f"    {line}" for line in before_rest(given)]
+            if mode == "inner":  # the layer below binds
+                continue
+        # Kwargs that are not all parameters bound by name: options, or a parameter given twice.
+        # Without tuning, every required parameter must be among them: more than that many is the
+        # one case to look closer (the missing check below rejects fewer).
+        required = [] if mode == "tuned" else [name for name in rest if name not in defaults]
+        extra = f"_f_len(_f_kw) > {len(required)}" if required else "_f_kw"
+        if mode == "tuned":
+            lines.append(f"    if _f_kw and not _f_rest{count}.issuperset(_f_kw): {give_up}")
+        else:
+            lines.append(f"    if {extra} and not _f_rest{count}.issuperset(_f_kw):")
+            lines.append(f"        _f_options = _f_split(_f_kw, _f_rest{count}, _f_nameset)")
+            lines.append(f"        if _f_options is None: {give_up}")
+            lines.append("    else: _f_options = None")
+        for name in rest:
+            default = f"_f_default_{name}" if name in defaults and mode != "tuned" else "_f_U"
+            lines.append(f"    {name} = _f_kw.get({name!r}, {default})")
+        if required:
+            lines.append(f"    if {' or '.join(f'{name} is _f_U' for name in required)}: {give_up}")
+    # More positional arguments than parameters.
+    lines.append(f"else: {_SLOW}")
+    return lines
+
+
+def binding_sets(names: list[str]) -> dict[str, frozenset]:
+    """The names _binding's source reads: per positional count, the parameters bound by name."""
+    return {f"_f_rest{count}": frozenset(names[count:]) for count in range(len(names) + 1)}
+
+
 def heuristics_source(names: list[str], specializations: list[tuple], defaults: dict[str, Any],
                       body: list[str] | None = None) -> str:
-    """_f_hlaunch(grid, *args, **kwargs) of a Heuristics. See [Note: Fast heuristics launch].
+    """_f_hlaunch(grid, /, *args, **kwargs) of a Heuristics. See [Note: Fast heuristics launch].
     body: the plain launch's classification and launch, run in the same frame on the bound
     parameters (a Heuristics directly over the JITFunction); None: call _f_inner (the fast
     launch of the Autotuner or Heuristics below)."""
     lines = [
         _MODES,
-        "if _f_H.arg_names != _f_names: return _f_NOT_FAST",  # the dict literals below name the parameters
+        f"if _f_H.arg_names != _f_names: {_SLOW}",  # the dict literals below name the parameters
         "if _f_kw:",
-        "    if 'grid' in _f_kw or 'warmup' in _f_kw: return _f_NOT_FAST",
+        f"    if 'grid' in _f_kw or 'warmup' in _f_kw: {_SLOW}",
         "    for _f_x in _f_kw.values():",
-        "        if _f_x.__class__ not in _f_plain and _f_isinstance(_f_x, _f_Tensor): return _f_NOT_FAST",
+        f"        if _f_x.__class__ not in _f_plain and _f_isinstance(_f_x, _f_Tensor): {_SLOW}",
         *_GRID,
-        "_f_na = _f_len(_f_args)",
     ]
-    # One branch per positional count, the leading non-constexpr parameters first: the
-    # positional arguments become locals, each heuristic's dict is a literal.
-    first = len(list(itertools.takewhile(lambda spec: not spec[0], specializations)))
-    for position, count in enumerate([first] + [c for c in range(len(names) + 1) if c != first]):
-        given = names[:count]
-        lines.append(f"{'if' if position == 0 else 'elif'} _f_na == {count}:")
+
+    def run_heuristics(given: list[str]) -> list[str]:
+        # The positional arguments are locals and each heuristic's dict is a literal.
+        out = []
         if given:
-            lines.append(f"    {', '.join(given)}, = _f_args")
             plain = " and ".join(f"{name}.__class__ in _f_plain" for name in given)
-            lines.append(f"    if not ({plain}) and _f_subclass(_f_args): return _f_NOT_FAST")
+            out.append(f"if not ({plain}) and _f_subclass(_f_args): {_SLOW}")
         items = "".join(f"{name!r}: {name}, " for name in given)
-        lines.append("    for _f_name, _f_h in _f_H.values.items():")
-        lines.append(f"        _f_kw[_f_name] = _f_h({{{items}'grid': _f_grid, 'warmup': False, **_f_kw}})")
-        if body is not None:  # bind the rest by name; what is left are launch options
-            lines.append("    _f_options = {**_f_kw}")
-            for name in names[count:]:
-                lines.append(f"    {name} = _f_options.pop({name!r}, "
-                             f"{f'_f_default_{name}' if name in defaults else '_f_U'})")
-            missing = " or ".join(f"{name} is _f_U" for name in names[count:] if name not in defaults)
-            if missing:  # triton raises its TypeError
-                lines.append(f"    if {missing}: {_HEURISTICS_SLOW}")
-    # More positional arguments than parameters: triton's path raises its TypeError.
-    lines.append("else: return _f_NOT_FAST")
+        out.append("for _f_name, _f_h in _f_H.values.items():")
+        out.append(f"    _f_kw[_f_name] = _f_h({{{items}'grid': _f_grid, 'warmup': False, **_f_kw}})")
+        return out
+
+    # Directly over the JITFunction the branch then binds the other parameters from the kwargs
+    # (the values just computed among them); after the heuristics, not fast ends in fn.run.
+    lines += _binding(names, specializations, defaults, "inner" if body is None else "plain", _HEURISTICS_SLOW,
+                      run_heuristics)
     if body is not None:
         lines += body
     else:
         lines += [
-            "try:",
-            "    _f_r = _f_inner(_f_grid, *_f_args, **_f_kw)",
-            "except _f_TypeError as _f_error:",  # arguments that do not bind: triton's run reports them
-            "    if _f_error.__traceback__.tb_next is not None: raise",
-            "    _f_r = _f_NOT_FAST",
+            "_f_r = _f_inner(_f_grid, *_f_args, **_f_kw)",
             f"if _f_r is _f_NOT_FAST: {_HEURISTICS_SLOW}",
             "return _f_r",
         ]
-    return "def _f_hlaunch(_f_grid, *_f_args, **_f_kw):\n" + "".join(f"    {line}\n" for line in lines)
+    return "def _f_hlaunch(_f_grid, /, *_f_args, **_f_kw):\n" + "".join(f"    {line}\n" for line in lines)
 
 
 def launch_source(jit: Any, names: list[str], specializations: list[tuple], defaults: dict[str, Any],
                    option_knobs: list, cuda_check: bool, mode: str, supplied: set[str] = frozenset(),
                    tuning_names: list[str] = ()) -> tuple[str, list]:
-    """One generated launch. mode "plain": _f_launch(grid, *args, **kwargs), the whole fast path;
-    "tuned": _f_atlaunch(grid, *args, **kwargs) over an Autotuner; "heuristics":
-    _f_hlaunch(grid, *args, **kwargs) of a Heuristics (_f_H) directly over the JITFunction,
+    """One generated launch. mode "plain": _f_launch(grid, /, *args, **kwargs), the whole fast path;
+    "tuned": _f_atlaunch(grid, /, *args, **kwargs) over an Autotuner; "heuristics":
+    _f_hlaunch(grid, /, *args, **kwargs) of a Heuristics (_f_H) directly over the JITFunction,
     heuristics and launch in one frame. Returns (source, key slots)."""
     tuned = mode == "tuned"
     heuristics = mode == "heuristics"
     # After the heuristics have run, nothing may send the call back to the caller's path
     # (it would run them again): whatever is not fast ends in fn.run.
-    give_up = _HEURISTICS_SLOW if heuristics else "return _f_NOT_FAST"
+    give_up = _HEURISTICS_SLOW if heuristics else _SLOW
     body: list[str] = []
     add = body.append
     if not heuristics:  # the heuristics launch checks these before running the heuristics
         add(_MODES)
         if tuned:
-            add("if _f_options or _f_at.keys != _f_keys: return _f_NOT_FAST")
+            add(f"if _f_at.keys != _f_keys: {_SLOW}")
         body.extend(_GRID)
+        body.extend(_binding(names, specializations, defaults, mode, _SLOW))
     key_items: list[str] = []
     slots: list[tuple[int, int] | None] = []
     values: list[str] = []  # what the static launch gets: data_ptr() for a tensor, else the value
@@ -171,12 +212,10 @@ def launch_source(jit: Any, names: list[str], specializations: list[tuple], defa
     if _compat.RUN_READS_STAGES_HOOK:
         add(f"if _f_kr.add_stages_inspection_hook is not None: {give_up}")
     if tuned:  # options come from the config (checked by its snapshot); the call shape orders the dtypes
-        add("_f_ok = _f_tuple(_f_kwargs) if _f_kwargs else None")
+        add("_f_ok = _f_tuple(_f_kw) if _f_kw else None")
         add("_f_dbg = _f_jit.debug or _f_kr.debug")
     else:
         add("if _f_options:")
-        if heuristics:  # a heuristic's value for a parameter passed by position: triton raises
-            add(f"    if not _f_nameset.isdisjoint(_f_options): {give_up}")
         add("    _f_ok = _f_options_key(_f_options)")
         add(f"    if _f_ok is None: {give_up}")
         add("    _f_dbg = _f_options.get('debug', _f_jit.debug) or _f_kr.debug")
@@ -184,8 +223,7 @@ def launch_source(jit: Any, names: list[str], specializations: list[tuple], defa
         add("    _f_ok = None")
         add("    _f_dbg = _f_jit.debug or _f_kr.debug")
     add(f"if _f_dbg.__class__ is not _f_bool: {give_up}")
-    args_tuple = "(" + "".join(f"{n}, " for n in names) + ")"
-    run_args = "_f_grid, _f_args, _f_kwargs" if tuned else f"_f_grid, {args_tuple}, _f_options"
+    run_args = "_f_grid, _f_args, _f_kw"  # triton's run gets the arguments as passed
     add(f"if _f_dcfg._active is not _f_active: return {'_f_atsetup' if tuned else '_f_setup'}({run_args})")
     knob_items = [f"_f_knobs{i}.{attribute}" for i, (_, _, attribute) in enumerate(option_knobs)]
     add("_f_dev = _f_get_device()")
@@ -224,22 +262,7 @@ def launch_source(jit: Any, names: list[str], specializations: list[tuple], defa
     add("    _f_launcher(_f_g0, _f_g1, _f_g2, _f_get_stream(_f_dev), _f_function, _f_packed, None, None, None, "
         + ", ".join(names) + ")")
     add("return _f_kernel")
-    if tuned:
-        header = "".join(f"{name}=_f_U, " for name in names)
-        source = (f"def _f_atlaunch_bound(_f_grid, _f_args, _f_kwargs, {header}**_f_options):\n"
-                  + "".join(f"    {line}\n" for line in body)
-                  # The call shape (which parameters came by name, in which order) orders triton's
-                  # tuning key: keep the arguments as passed, then bind them.
-                  + "def _f_atlaunch(_f_grid, *_f_args, **_f_kwargs):\n"
-                  "    try:\n"
-                  "        return _f_atlaunch_bound(_f_grid, _f_args, _f_kwargs, *_f_args, **_f_kwargs)\n"
-                  "    except _f_TypeError as _f_error:\n"
-                  "        if _f_error.__traceback__.tb_next is None: return _f_NOT_FAST\n"
-                  "        raise\n")
-        return source, slots
     if heuristics:
         return heuristics_source(names, specializations, defaults, body), slots
-    header = ", ".join(name if name not in defaults else f"{name}=_f_default_{name}" for name in names)
-    source = (f"def _f_launch(_f_grid, {header}{', ' if header else ''}**_f_options):\n"
-              + "".join(f"    {line}\n" for line in body))
-    return source, slots
+    name = "_f_atlaunch" if tuned else "_f_launch"
+    return f"def {name}(_f_grid, /, *_f_args, **_f_kw):\n" + "".join(f"    {line}\n" for line in body), slots

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import partial
+from types import MethodType
 from typing import Any, Iterable
 
 import torch
@@ -12,7 +13,7 @@ from torch.compiler import is_dynamo_compiling
 
 from . import _compat
 from ._dynamo import dynamo_entry
-from ._fast_launch import NOT_FAST, call_fast, fast_launcher
+from ._fast_launch import fast_launcher
 from ._hopifier import negative_grid_error, tracing_hopifier
 from .errors import raise_unsupported
 
@@ -69,7 +70,7 @@ class TritonKernelWrapper:
         self.interpreter_config = interpreter_config
         # Under the interpreter triton cannot autotune; our launch path runs the first config.
         self.launch_directly = is_dynamo_compiling() or not _interpreted_autotuner(kernel)
-        # launch(grid, *args, **kwargs), built at the first eager launch; False: none. See [Note: Fast launch]
+        # launch(grid, /, *args, **kwargs): the eager launch, built at the first one. See [Note: Fast launch]
         self.fast_launch: Any = None
 
     @property
@@ -79,19 +80,19 @@ class TritonKernelWrapper:
     def __getitem__(self, grid: Any) -> Any:
         if is_dynamo_compiling():  # See [Note: How Dynamo meets a wrapped kernel]
             return partial(dynamo_entry, self, grid)
-        return _GriddedKernel(self, grid)
+        # The eager launch with grid bound as its first argument: calling it runs the generated
+        # launch directly, no frame of ours in between (it is the hot path). See [Note: Fast launch].
+        launch = self.fast_launch or self._first_launch
+        return MethodType(launch, grid) if grid is not None else partial(launch, grid)
+
+    def _first_launch(self, grid: Any, /, *args: Any, **kwargs: Any) -> Any:
+        return _build_launch(self)(grid, *args, **kwargs)
 
     def run(self, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any) -> Any:
         if is_dynamo_compiling():
             return dynamo_entry(self, grid, *args, **kwargs)
-        if not warmup and self.launch_directly:
-            result = _try_fast_launch(self, grid, args, kwargs)
-            if result is not NOT_FAST:
-                return result
-        if not warmup and self.launch_directly and _launch_directly(args, kwargs):
-            if type(grid) is tuple and grid and min(grid) < 0:  # See [Note: Launch checks]
-                _refuse_negative_grid(self.kernel, grid)
-            return self.kernel.run(*args, grid=grid, warmup=warmup, **kwargs)
+        if not warmup:  # kernel.run(..., grid=g) launches as kernel[g](...) does
+            return (self.fast_launch or self._first_launch)(grid, *args, **kwargs)
         return tracing_hopifier.call_run(self, args, {"grid": grid, "warmup": warmup, **kwargs})
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -114,50 +115,28 @@ def _refuse_negative_grid(kernel: Any, grid: tuple) -> None:
     raise_unsupported(**negative_grid_error(_compat.python_function(base_kernel(kernel)).__name__, grid))
 
 
-def _build_fast_launch(wrapper: TritonKernelWrapper) -> Any:
-    launcher = fast_launcher(wrapper.kernel)
-    wrapper.fast_launch = launcher.launch if launcher is not None else False
+def _build_launch(wrapper: TritonKernelWrapper, **options: Any) -> Any:
+    """The wrapper's eager launch(grid, /, *args, **kwargs): the generated fast launch, handing
+    what it does not take to _launch_slowly; _launch_slowly itself where there is none (the
+    interpreter, an interpreted autotuner). options: fast_launcher's (the benchmark)."""
+    launcher = fast_launcher(wrapper.kernel, fallback=partial(_launch_slowly, wrapper),
+                             **options) if wrapper.launch_directly else None
+    wrapper.fast_launch = launcher.launch if launcher is not None else partial(_launch_slowly_called, wrapper)
     return wrapper.fast_launch
 
 
-def _try_fast_launch(wrapper: TritonKernelWrapper, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
-    """The launch through the fast path, or NOT_FAST (a mode, a subclass, anything it does not
-    model; it checks them itself). The caller has checked wrapper.launch_directly. See [Note: Fast launch]."""
-    fast = wrapper.fast_launch
-    if fast is None:
-        fast = _build_fast_launch(wrapper)
-    return call_fast(fast, grid, args, kwargs) if fast else NOT_FAST
+def _launch_slowly(wrapper: TritonKernelWrapper, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+    """kernel[grid](*args, **kwargs) that the fast launch does not take: triton's own launch, or
+    the HOP when something could intercept it. See [Note: Eager fast path]."""
+    if wrapper.launch_directly and _launch_directly(args, kwargs):
+        if type(grid) is tuple and grid and min(grid) < 0:  # See [Note: Launch checks]
+            _refuse_negative_grid(wrapper.kernel, grid)
+        return wrapper.kernel[grid](*args, **kwargs)
+    return tracing_hopifier.call_triton_kernel(wrapper, grid, args, kwargs)
 
 
-class _GriddedKernel:
-    __slots__ = ("wrapper", "grid")
-
-    def __init__(self, wrapper: TritonKernelWrapper, grid: Any) -> None:
-        self.wrapper = wrapper
-        self.grid = grid
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        wrapper = self.wrapper
-        if wrapper.launch_directly:
-            # _try_fast_launch inlined: this is the hot path. See [Note: Fast launch].
-            fast = wrapper.fast_launch
-            if fast is None:
-                fast = _build_fast_launch(wrapper)
-            if fast:
-                try:
-                    result = fast(self.grid, *args, **kwargs)
-                except TypeError as error:  # arguments that do not bind: triton's run reports them
-                    if error.__traceback__ is None or error.__traceback__.tb_next is not None:
-                        raise
-                    result = NOT_FAST
-                if result is not NOT_FAST:
-                    return result
-        if self.wrapper.launch_directly and _launch_directly(args, kwargs):
-            grid = self.grid
-            if type(grid) is tuple and grid and min(grid) < 0:  # See [Note: Launch checks]
-                _refuse_negative_grid(self.wrapper.kernel, grid)
-            return self.wrapper.kernel[grid](*args, **kwargs)
-        return tracing_hopifier.call_triton_kernel(self.wrapper, self.grid, args, kwargs)
+def _launch_slowly_called(wrapper: TritonKernelWrapper, grid: Any, /, *args: Any, **kwargs: Any) -> Any:
+    return _launch_slowly(wrapper, grid, args, kwargs)
 
 
 def wrap_triton(kernel: Any = None, /, *, writes: Iterable[str] | None = None, interpreter_config: Any = None) -> Any:
