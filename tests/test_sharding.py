@@ -121,3 +121,17 @@ def test_tensor_parallel_block_equals_one_process(tmp_path, compiled):
         torch.testing.assert_close(result["x_grad"], x.grad[rank * rows:(rank + 1) * rows])
         for name, p in block.named_parameters():
             torch.testing.assert_close(result["grads"][name], p.grad, msg=name)
+
+
+def test_make_fx_records_the_local_launch(mesh):
+    """Traced through DTensor, the graph holds the launch on the local shards with the rule's
+    size (the local numel) and grid."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from torch_triton_hop import triton_kernel_wrapper_mutation
+
+    W.register_rules()
+    x, y = (distribute_tensor(torch.randn(40), mesh, [Shard(0)]) for _ in range(2))
+    gm = make_fx(lambda x, y: W.scale_add_call(x, y))(x, y)
+    (launch,) = [n for n in gm.graph.nodes if n.target is triton_kernel_wrapper_mutation]
+    assert launch.kwargs["kwargs"]["n"] == 40 and launch.kwargs["grids"] == [2, 1, 1]
