@@ -353,6 +353,28 @@ def test_tensor_subclass_and_modes_take_the_hop(stub):
     assert fast((-1,), (x, x, x, 32), {"BLOCK": 16}) is NOT_FAST  # refused eagerly, see [Note: Launch checks]
 
 
+def test_not_fast_calls_get_the_arguments_as_passed(stub):
+    """The calling convention: a launch binds its own arguments and hands a call it does not
+    take to its fallback as passed, before any side effect; a heuristics launch classifies its
+    usual positional arguments before the heuristics run. See [Note: Fast launch]."""
+    seen = []
+    calls = []
+    x = torch.zeros(32)
+    heuristics = triton.heuristics({"BLOCK": lambda a: calls.append(1) or 16})(_jit(_add))
+    for kernel, options in ((_jit(_add), {"BLOCK": 16}), (heuristics, {})):
+        fast = fast_launcher(kernel, fallback=lambda grid, args, kwargs: seen.append((grid, args, kwargs)) or "slow")
+        fast.launch((1,), x, x, x, 32, **options)  # the first launch reads the driver
+        seen.clear()
+        calls.clear()
+        cases = [((1,), (x, x, (1, 2), 32), options), ((-1,), (x, x, x, 32), options)]  # a tuple; refused eagerly
+        if kernel is not heuristics:  # arguments that do not bind (under heuristics: after they ran, as triton)
+            cases += [((1,), (x, x, x), options), ((1,), (x, x, x, 32), {"x_ptr": x, **options})]
+        for grid, args, kwargs in cases:
+            assert fast.launch(grid, *args, **kwargs) == "slow"
+            assert seen.pop() == (grid, args, kwargs)
+        assert calls == [] and not seen
+
+
 def test_the_interpreter_keeps_its_path():
     """Under TRITON_INTERPRET=1 the kernels are InterpretedFunctions: no fast launch."""
     interpreted = _compat.InterpretedFunction

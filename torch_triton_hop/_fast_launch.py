@@ -85,7 +85,10 @@
 # _f_hlaunch has one branch per positional count: the positional arguments become locals
 # and each dict is a literal. The checks _launch_directly makes (modes, tensor subclasses,
 # grid) come first: once the user's functions have run, the launch never calls _f_slow
-# (it ends in fn.run with the values computed, as Heuristics.run does). Directly over the
+# (it ends in fn.run with the values computed, as Heuristics.run does). In the usual branch
+# (the leading non-constexpr parameters by position) those are classified before the
+# heuristics run, which covers the subclass check; anything not fast there (a subclass, a
+# tuple) takes _f_slow, and triton's own Heuristics.run runs them once. Directly over the
 # JITFunction, the branch then binds the other parameters from the kwargs (what is left
 # are launch options) and the plain launch's classification, key and launch follow in the
 # same frame (its entries shared with the plain launch: the same key). Over an Autotuner

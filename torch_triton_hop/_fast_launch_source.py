@@ -62,7 +62,7 @@ def _binding(names: list[str], specializations: list[tuple], defaults: dict[str,
     parameter may be missing (the config supplies it) and options are not fast.
     before_rest(given): lines run after the positional unpacking (the heuristics)."""
     lines = ["_f_na = _f_len(_f_args)"]
-    first = len(list(itertools.takewhile(lambda spec: not spec[0], specializations)))
+    first = _usual_count(specializations)
     for position, count in enumerate([first] + [c for c in range(len(names) + 1) if c != first]):
         given, rest = names[:count], names[count:]
         lines.append(f"{'if' if position == 0 else 'elif'} _f_na == {count}:")
@@ -94,17 +94,27 @@ def _binding(names: list[str], specializations: list[tuple], defaults: dict[str,
     return lines
 
 
+def _usual_count(specializations: list[tuple]) -> int:
+    """The usual number of positional arguments: the leading non-constexpr parameters."""
+    return len(list(itertools.takewhile(lambda spec: not spec[0], specializations)))
+
+
 def binding_sets(names: list[str]) -> dict[str, frozenset]:
     """The names _binding's source reads: per positional count, the parameters bound by name."""
     return {f"_f_rest{count}": frozenset(names[count:]) for count in range(len(names) + 1)}
 
 
 def heuristics_source(names: list[str], specializations: list[tuple], defaults: dict[str, Any],
-                      body: list[str] | None = None) -> str:
+                      body: list[str] | None = None, leading: int = 0) -> str:
     """_f_hlaunch(grid, /, *args, **kwargs) of a Heuristics. See [Note: Fast heuristics launch].
     body: the plain launch's classification and launch, run in the same frame on the bound
-    parameters (a Heuristics directly over the JITFunction); None: call _f_inner (the fast
-    launch of the Autotuner or Heuristics below)."""
+    parameters (a Heuristics directly over the JITFunction), its first `leading` lines the
+    classification of the usual positional arguments; None: call _f_inner (the fast launch of
+    the Autotuner or Heuristics below)."""
+    first = _usual_count(specializations)
+    # The usual call classifies its positional arguments before the heuristics run: a tensor
+    # subclass (or anything not fast) then takes the wrapper's path, no subclass check needed.
+    early = [line.replace(_HEURISTICS_SLOW, _SLOW) for line in (body or [])[:leading]]
     lines = [
         _MODES,
         f"if _f_H.arg_names != _f_names: {_SLOW}",  # the dict literals below name the parameters
@@ -118,7 +128,9 @@ def heuristics_source(names: list[str], specializations: list[tuple], defaults: 
     def run_heuristics(given: list[str]) -> list[str]:
         # The positional arguments are locals and each heuristic's dict is a literal.
         out = []
-        if given:
+        if early and len(given) == first:
+            out += early
+        elif given:
             plain = " and ".join(f"{name}.__class__ in _f_plain" for name in given)
             out.append(f"if not ({plain}) and _f_subclass(_f_args): {_SLOW}")
         items = "".join(f"{name!r}: {name}, " for name in given)
@@ -131,7 +143,10 @@ def heuristics_source(names: list[str], specializations: list[tuple], defaults: 
     lines += _binding(names, specializations, defaults, "inner" if body is None else "plain", _HEURISTICS_SLOW,
                       run_heuristics)
     if body is not None:
-        lines += body
+        if leading:
+            lines.append(f"if _f_na != {first}:")
+            lines += [f"    {line}" for line in body[:leading]]
+        lines += body[leading:]
     else:
         lines += [
             "_f_r = _f_inner(_f_grid, *_f_args, **_f_kw)",
@@ -167,7 +182,10 @@ def launch_source(jit: Any, names: list[str], specializations: list[tuple], defa
     fills: list[str] = []
     tuning_values = [name for name in tuning_names if name in names]
     first_slot = 3 + len(option_knobs) + len(tuning_values)  # after device, debug, options / call shape, knobs
+    usual, leading = _usual_count(specializations), 0  # leading: the lines classifying the usual positional ones
     for i, (name, (is_constexpr, specialize, align, _annotation)) in enumerate(zip(names, specializations)):
+        if i == usual:
+            leading = len(body)
         fillable = tuned and name in supplied
         if fillable:
             fills.append(f"if {name} is _f_U: {name} = _f_fill[{i}]" + ("" if is_constexpr else f"; _f_v{i} = {name}"))
@@ -175,7 +193,7 @@ def launch_source(jit: Any, names: list[str], specializations: list[tuple], defa
             if tuned:  # See [Note: Fast autotuned launch]: a constexpr's value joins triton's tuning key
                 add(f"if {name}.__class__ not in {'_f_simple_u' if fillable else '_f_simple'}: {give_up}")
             else:
-                add(f"if {name}.__class__ is not _f_int and _f_isinstance({name}, _f_Tensor): {give_up}")
+                add(f"if {name}.__class__ not in _f_simple and _f_isinstance({name}, _f_Tensor): {give_up}")
             slots.append(None)
             key_items.append(name)
             values.append(name)
@@ -202,6 +220,8 @@ def launch_source(jit: Any, names: list[str], specializations: list[tuple], defa
         slots.append((first_slot + len(key_items), first_slot + len(key_items) + 1))
         key_items += [s, a]
         values.append(v)
+    if usual == len(names):
+        leading = len(body)
     for name in tuning_values:  # Autotuner.run keys on their values
         add(f"if {name}.__class__ not in _f_simple_u: {give_up}")
     # What triton's run does before its key: hooks, options, knobs, device.
@@ -263,6 +283,6 @@ def launch_source(jit: Any, names: list[str], specializations: list[tuple], defa
         + ", ".join(names) + ")")
     add("return _f_kernel")
     if heuristics:
-        return heuristics_source(names, specializations, defaults, body), slots
+        return heuristics_source(names, specializations, defaults, body, leading), slots
     name = "_f_atlaunch" if tuned else "_f_launch"
     return f"def {name}(_f_grid, /, *_f_args, **_f_kw):\n" + "".join(f"    {line}\n" for line in body), slots
