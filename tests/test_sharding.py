@@ -99,8 +99,10 @@ def test_two_ranks_eager_and_compiled(tmp_path):
 
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
 def test_tensor_parallel_block_equals_one_process(tmp_path, compiled):
-    """Sequence-parallel RMSNorm, column-parallel gate/up, the SwiGLU kernel on hidden shards,
-    row-parallel down, on 2 ranks: outputs and gradients equal the block on one process."""
+    """A transformer block on 2 ranks: sequence-parallel RMSNorms, column-parallel q/k/v, the
+    causal attention kernels on each rank's heads, row-parallel output projection, column-parallel
+    gate/up, the SwiGLU kernels on hidden shards, row-parallel down (tests/tp_workers.py). Outputs
+    and gradients equal the block on one process."""
     import tp_workers as TP
 
     context = mp.start_processes(TP.worker, args=(2, str(tmp_path / "init"), str(tmp_path), compiled), nprocs=2,

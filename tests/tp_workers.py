@@ -1,7 +1,9 @@
-"""A tensor-parallel transformer MLP block whose norm and activation are wrapped kernels with
-sharding rules (importable, so spawned ranks find it). Sequence parallel RMSNorm (rows
-sharded), column-parallel gate/up projections, a SwiGLU kernel on the hidden shards, a
-row-parallel down projection back to sequence shards."""
+"""A tensor-parallel transformer block whose norm, attention and activation are wrapped kernels
+with sharding rules (importable, so spawned ranks find it): sequence-parallel RMSNorm (rows
+sharded), column-parallel q/k/v projections, a causal attention kernel on each rank's heads
+(forward and backward kernels), a row-parallel output projection back to sequence shards; then
+the MLP: RMSNorm, column-parallel gate/up, a SwiGLU kernel on the hidden shards, row-parallel
+down."""
 
 import os
 import traceback
@@ -14,7 +16,8 @@ import triton.language as tl
 import torch_triton_hop
 from torch_triton_hop import wrap_triton
 
-SEQ, DIM, HIDDEN, EPS = 8, 16, 32, 1e-6
+SEQ, DIM, HIDDEN, EPS = 16, 64, 64, 1e-6
+HEAD_DIM = 16  # 4 heads: 2 per rank on 2 ranks
 
 
 @triton.jit
@@ -65,6 +68,50 @@ def swiglu_backward(dc_ptr, a_ptr, b_ptr, da_ptr, db_ptr, n, BLOCK: tl.constexpr
     tl.store(db_ptr + offs, dc * a * sig, mask=mask)
 
 
+@triton.jit
+def attention_forward(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, stride, scale, SEQ_LEN: tl.constexpr,
+                      HEAD: tl.constexpr):
+    """One program per head; q, k, v, o are [seq, heads * HEAD] (row stride `stride`); causal.
+    lse (the softmax's log-sum-exp, for the backward) goes in the first column of each head of a
+    tensor shaped like q, so that it shards as q does."""
+    h = tl.program_id(0)
+    rows = tl.arange(0, SEQ_LEN)
+    cols = tl.arange(0, HEAD)
+    offs = rows[:, None] * stride + h * HEAD + cols[None, :]
+    q = tl.load(q_ptr + offs)
+    k = tl.load(k_ptr + offs)
+    v = tl.load(v_ptr + offs)
+    s = tl.dot(q, tl.trans(k)) * scale
+    s = tl.where(rows[:, None] >= rows[None, :], s, float("-inf"))
+    m = tl.max(s, axis=1)
+    p = tl.exp(s - m[:, None])
+    l = tl.sum(p, axis=1)
+    tl.store(o_ptr + offs, tl.dot(p / l[:, None], v))
+    tl.store(lse_ptr + rows * stride + h * HEAD, m + tl.log(l))  # first column of the head
+
+
+@triton.jit
+def attention_backward(do_ptr, q_ptr, k_ptr, v_ptr, lse_ptr, dq_ptr, dk_ptr, dv_ptr, stride, scale,
+                       SEQ_LEN: tl.constexpr, HEAD: tl.constexpr):
+    h = tl.program_id(0)
+    rows = tl.arange(0, SEQ_LEN)
+    cols = tl.arange(0, HEAD)
+    offs = rows[:, None] * stride + h * HEAD + cols[None, :]
+    q = tl.load(q_ptr + offs)
+    k = tl.load(k_ptr + offs)
+    v = tl.load(v_ptr + offs)
+    do = tl.load(do_ptr + offs)
+    lse = tl.load(lse_ptr + rows * stride + h * HEAD)
+    s = tl.dot(q, tl.trans(k)) * scale
+    p = tl.where(rows[:, None] >= rows[None, :], tl.exp(s - lse[:, None]), 0.0)
+    dv = tl.dot(tl.trans(p), do)
+    dp = tl.dot(do, tl.trans(v))
+    ds = p * (dp - tl.sum(dp * p, axis=1)[:, None]) * scale
+    tl.store(dq_ptr + offs, tl.dot(ds, k))
+    tl.store(dk_ptr + offs, tl.dot(tl.trans(ds), q))
+    tl.store(dv_ptr + offs, dv)
+
+
 def register_rules():
     from torch.distributed.tensor import Replicate, Shard
 
@@ -78,6 +125,18 @@ def register_rules():
                                         "w_ptr": Replicate()}],
         local_scalars=lambda x_ptr, **args: {"n_cols": x_ptr.shape[1]},
         grid=lambda meta: (meta["x_ptr"].shape[0],))
+    # attention: heads split across ranks (columns of [seq, heads * head_dim])
+    heads = lambda *names: {name: Shard(1) for name in names}  # noqa: E731
+    attention_grid = lambda meta: (meta["q_ptr"].shape[1] // meta["HEAD"],)  # noqa: E731
+    torch_triton_hop.register_sharding(
+        attention_forward, placements=[heads("q_ptr", "k_ptr", "v_ptr", "o_ptr", "lse_ptr")],
+        local_scalars=lambda q_ptr, scale, **args: {"stride": q_ptr.stride(0), "scale": scale},
+        grid=attention_grid)
+    torch_triton_hop.register_sharding(
+        attention_backward,
+        placements=[heads("do_ptr", "q_ptr", "k_ptr", "v_ptr", "lse_ptr", "dq_ptr", "dk_ptr", "dv_ptr")],
+        local_scalars=lambda q_ptr, scale, **args: {"stride": q_ptr.stride(0), "scale": scale},
+        grid=attention_grid)
     # elementwise: any placement, as long as every argument has the same one
     same = lambda names, p: {name: p for name in names}  # noqa: E731
     for kernel, names in ((swiglu_forward, ("a_ptr", "b_ptr", "c_ptr")),
@@ -126,6 +185,29 @@ class SwiGLUFunction(torch.autograd.Function):
         return da, db
 
 
+class AttentionFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v):
+        seq, width = q.shape
+        o = torch.empty_like(q)
+        lse = torch.empty_like(q)
+        scale = HEAD_DIM ** -0.5
+        wrap_triton(attention_forward)[(width // HEAD_DIM,)](q, k, v, o, lse, q.stride(0), scale, SEQ_LEN=seq,
+                                                             HEAD=HEAD_DIM)
+        ctx.save_for_backward(q, k, v, lse)
+        return o
+
+    @staticmethod
+    def backward(ctx, do):
+        q, k, v, lse = ctx.saved_tensors
+        seq, width = q.shape
+        do = do.contiguous()
+        dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        wrap_triton(attention_backward)[(width // HEAD_DIM,)](do, q, k, v, lse, dq, dk, dv, q.stride(0),
+                                                              HEAD_DIM ** -0.5, SEQ_LEN=seq, HEAD=HEAD_DIM)
+        return dq, dk, dv
+
+
 class RMSNorm(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -138,12 +220,16 @@ class RMSNorm(torch.nn.Module):
 class Block(torch.nn.Module):
     def __init__(self):
         super().__init__()
+        self.attention_norm = RMSNorm()
+        self.q, self.k, self.v, self.o = (torch.nn.Linear(DIM, DIM, bias=False) for _ in range(4))
         self.norm = RMSNorm()
         self.gate = torch.nn.Linear(DIM, HIDDEN, bias=False)
         self.up = torch.nn.Linear(DIM, HIDDEN, bias=False)
         self.down = torch.nn.Linear(HIDDEN, DIM, bias=False)
 
     def forward(self, x):
+        h = self.attention_norm(x)
+        x = x + self.o(AttentionFunction.apply(self.q(h), self.k(h), self.v(h)))
         h = self.norm(x)
         return x + self.down(SwiGLUFunction.apply(self.gate(h), self.up(h)))
 
@@ -181,6 +267,9 @@ def _run(rank, world_size, compiled):
     mesh = init_device_mesh("cpu", (world_size,))
     block, x_full, _ = reference()
     parallelize_module(block, mesh, {
+        "attention_norm": SequenceParallel(sequence_dim=0),
+        **{name: ColwiseParallel(input_layouts=Shard(0), use_local_output=False) for name in ("q", "k", "v")},
+        "o": RowwiseParallel(input_layouts=Shard(1), output_layouts=Shard(0)),
         "norm": SequenceParallel(sequence_dim=0),
         "gate": ColwiseParallel(input_layouts=Shard(0), use_local_output=False),
         "up": ColwiseParallel(input_layouts=Shard(0), use_local_output=False),
