@@ -137,3 +137,20 @@ def test_make_fx_records_the_local_launch(mesh):
     gm = make_fx(lambda x, y: W.scale_add_call(x, y))(x, y)
     (launch,) = [n for n in gm.graph.nodes if n.target is triton_kernel_wrapper_mutation]
     assert launch.kwargs["kwargs"]["n"] == 40 and launch.kwargs["grids"] == [2, 1, 1]
+
+
+def test_torch_export_with_dtensor_inputs(mesh):
+    """Non-strict torch.export traces through DTensor: the program launches on the local shards."""
+    from torch_triton_hop import triton_kernel_wrapper_mutation
+
+    class Model(torch.nn.Module):
+        def forward(self, x, y):
+            return W.scale_add_call(x, y)
+
+    W.register_rules()
+    x, y = (distribute_tensor(torch.randn(40), mesh, [Shard(0)]) for _ in range(2))
+    ep = torch.export.export(Model(), (x, y), strict=False)
+    (launch,) = [n for n in ep.graph.nodes if n.target is triton_kernel_wrapper_mutation]
+    assert launch.kwargs["grids"] == [2, 1, 1]
+    out = ep.module()(x, y)
+    torch.testing.assert_close(out.full_tensor(), x.full_tensor() * 2.0 + y.full_tensor())
