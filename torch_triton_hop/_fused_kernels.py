@@ -67,8 +67,6 @@ class FusedKernel:
     key: str
     kernel: Any
     source: str  # the rewritten kernel, then its helpers: what TORCH_LOGS shows
-    loads_in_loops: frozenset[str]  # prologue arguments loaded inside a loop
-    calls_dot: bool
 
 
 _built: dict[str, FusedKernel] = {}
@@ -124,7 +122,7 @@ def build_fused_kernel(recipe: FusionRecipe) -> FusedKernel:
         kernel.interpreter_config = interpreter_config
     key = kernel_side_table.add_derived_kernel(kernel)
     shown = "\n".join([rewritten.source, *(source for _, source in recipe.helpers)])
-    built = FusedKernel(key, kernel, shown, frozenset(rewritten.loads_in_loops), rewritten.calls_dot)
+    built = FusedKernel(key, kernel, shown)
     with _lock:
         built = _built.setdefault(text, built)
         _recipes.setdefault(built.key, text)

@@ -307,9 +307,12 @@ def fuse_pointwise(graph: torch.fx.Graph, node: torch.fx.Node) -> torch.fx.Node:
     for index, (arg, (kind, region, sink, operands)) in enumerate(candidates.items()):
         try:
             plans[arg] = _plan(launch, arg, index, kind, region, sink, operands)
-            rewrite_kernel_source(_compat.kernel_source(base), fn.__globals__, [plans[arg][0]],
-                                  list(plans[arg][0].operands))  # this argument alone: why, if not
-        except NotFusible as e:
+            # This argument alone: the reason if its uses cannot be followed, and where it is loaded.
+            alone = rewrite_kernel_source(_compat.kernel_source(base), fn.__globals__, [plans[arg][0]],
+                                          list(plans[arg][0].operands))
+            if kind == "prologue" and arg in alone.loads_in_loops:
+                _check_prologue_in_loop(alone.calls_dot, _val(sink), operands)
+        except (NotFusible, _Refused) as e:
             refusals[arg] = str(e)
             plans.pop(arg, None)
     if not plans:
@@ -322,32 +325,23 @@ def fuse_pointwise(graph: torch.fx.Graph, node: torch.fx.Node) -> torch.fx.Node:
     except NotFusible as e:
         log.debug("launch %s (kernel %s): nothing fused: %s", node.name, name, e)
         return node
-    for arg, (kind, region, sink, operands) in list(candidates.items()):
-        if arg in plans and kind == "prologue" and arg in fused.loads_in_loops:
-            loaded = _bytes_per_element(_val(sink), operands)
-            if fused.calls_dot:
-                refusals[arg] = ("the kernel loads it in a loop and calls tl.dot: a tiled matmul re-reads its "
-                                 "inputs in its main loop, where pointwise work on the loads costs more than "
-                                 "the pass over memory it saves")
-                plans.pop(arg)
-            elif loaded > _val(sink).element_size():
-                refusals[arg] = (f"the prologue would load {loaded} bytes per element instead of "
-                                 f"{_val(sink).element_size()}, in a loop that may re-read them")
-                plans.pop(arg)
-    if len(plans) != len(recipe.arguments):
-        if not plans:
-            log.debug("launch %s (kernel %s): nothing fused (%s)", node.name, name, refusals)
-            return node
-        recipe = FusionRecipe(key, tuple(p[0] for p in plans.values()),
-                              tuple((p[0].helper, p[1]) for p in plans.values()),
-                              tuple(param for p in plans.values() for param in p[0].operands))
-        fused = build_fused_kernel(recipe)
     new_node = _replace(launch, fused.key, {arg: candidates[arg] for arg in plans},
                         {arg: list(plans[arg][2]) for arg in plans})
     log.debug("launch %s (kernel %s): fused %s; not fused %s. Fused kernel %s:\n%s", node.name, name,
               {arg: [n.name for n in candidates[arg][1]] for arg in plans}, refusals, fused.key, fused.source)
     _trace.fusion(node.name, name, {arg: candidates[arg][0] for arg in plans}, refusals, fused.source)
     return new_node
+
+
+def _check_prologue_in_loop(calls_dot: bool, replaced: torch.Tensor, operands: list[torch.fx.Node]) -> None:
+    """A prologue on a tensor the kernel loads in a loop (it may re-read each element)."""
+    if calls_dot:
+        raise _Refused("the kernel loads it in a loop and calls tl.dot: a tiled matmul re-reads its inputs in its "
+                       "main loop, where pointwise work on the loads costs more than the pass over memory it saves")
+    loaded = _bytes_per_element(replaced, operands)
+    if loaded > replaced.element_size():
+        raise _Refused(f"the prologue would load {loaded} bytes per element instead of {replaced.element_size()}, "
+                       "in a loop that may re-read them")
 
 
 def _plan(launch: _LaunchFusion, arg: str, index: int, kind: str, region: list[torch.fx.Node],
