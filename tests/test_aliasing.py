@@ -196,18 +196,36 @@ def test_a_group_is_written_in_place_while_another_argument_is_cloned():
                                                            torch.full((8,), 5.0, device=DEVICE)))
 
 
-def test_shared_memory_of_different_dtypes_is_refused_clearly():
-    def f(buf):
-        wrap_triton(K.add_kernel)[(1,)](buf.view(torch.int32)[:4].view(torch.float32), buf[:4], buf[:4], 4, BLOCK=4)
+def reinterpreted_as_ints(buf):
+    """The kernel writes floats and reads the same bytes as int32 (same width)."""
+    wrap_triton(K.write_then_read)[(1,)](buf[:4], buf.view(torch.int32)[:4], buf[8:12], 4, BLOCK=4)
+    return buf
+
+
+@pytest.mark.parametrize("path", [*traced(same_tensor_twice), "inductor, every launch copied"])
+@pytest.mark.parametrize("fn", [reinterpreted_as_ints], ids=lambda f: f.__name__)
+def test_shared_memory_of_different_dtypes_gives_eager_results(fn, path):
+    """Members of dtypes of one width share one copy of their span where a copy is needed
+    (forced here by turning inductor's pattern passes off), and launch in place otherwise."""
+    torch._dynamo.reset()
+    start = torch.arange(16.0, device=DEVICE)
+    expected_buf, _ = eager(fn, start)
+    buf = start.clone()
+    if path == "inductor, every launch copied":
+        with torch._inductor.config.patch(pattern_matcher=False):
+            torch.compile(fn, fullgraph=True)(buf)
+    else:
+        traced(fn)[path](buf)
+    torch.testing.assert_close(buf, expected_buf)
+
+
+def test_shared_memory_of_different_widths_is_refused_clearly():
+    def reinterpreted_as_halves(buf):
+        wrap_triton(K.write_then_read)[(1,)](buf[2:6], buf.view(torch.float16)[4:8], buf[8:12], 4, BLOCK=4)
         return buf
 
-    def reinterpreting(buf):
-        ints = buf.view(torch.int32)
-        wrap_triton(K.write_then_read)[(1,)](buf[:4], ints[:4], buf[8:12], 4, BLOCK=4)
-        return buf
-
-    with pytest.raises(UnsupportedTritonKernelError, match="share memory with different dtypes"):
-        make_fx(torch.func.functionalize(reinterpreting))(torch.ones(16, device=DEVICE))
+    with pytest.raises(UnsupportedTritonKernelError, match="dtypes of different widths"):
+        make_fx(torch.func.functionalize(reinterpreted_as_halves))(torch.ones(16, device=DEVICE))
 
 
 class _TwoZeros(torch.autograd.Function):

@@ -408,8 +408,11 @@ def tensors_written(kernel: str, constant_args: str, configs: str, kwargs: dict[
 # own sizes, strides and offset, so the aliasing is visible to the functional HOP. Its
 # dense / fake rules clone per storage group (one copy, views of it) instead of per tensor,
 # and the results are written back through each written member. Arguments the kernel
-# neither reads nor writes are left alone. Members of different dtypes cannot share one
-# copy exactly: refused.
+# neither reads nor writes are left alone. Members of different dtypes of one width (fp32 and
+# int32, a kernel reinterpreting bits) are views of the copy reinterpreted as their dtype.
+# Members of different widths are refused: inductor makes a view of another width with an
+# eager call on a contiguous input, a copy wherever a member is strided, so the launch would
+# not see one memory.
 
 
 def _extent(t: torch.Tensor) -> Any:
@@ -453,7 +456,7 @@ def clone_written(kwargs: dict[str, Any], tensors_to_clone: list[str], shared_me
         lo, hi = storage_span(tensors)
         copy = torch.as_strided(tensors[0], (hi - lo,), (1,), lo).clone()
         for name, t in zip(names, tensors):
-            result[name] = torch.as_strided(copy, t.size(), t.stride(), t.storage_offset() - lo)
+            result[name] = torch.as_strided(copy, t.size(), t.stride(), t.storage_offset() - lo).view(t.dtype)
         grouped.update(names)
     for name in tensors_to_clone:
         if name not in grouped:
@@ -480,12 +483,13 @@ def _share_memory_exactly(ctx: Any, kwargs: dict[str, Any], unwrapped: dict[str,
     unwrapped = dict(unwrapped)
     for names in groups:
         tensors = [kwargs[n] for n in names]
-        if len({t.dtype for t in tensors}) > 1:
+        if len({t.element_size() for t in tensors}) > 1:
             raise_unsupported(
-                f"kernel {kernel_key_name(kernel)!r}: arguments {names} share memory with "
-                f"different dtypes ({', '.join(str(t.dtype) for t in tensors)}) and the kernel writes one of them",
-                why="Functionalization can copy shared memory only as one dtype",
-                fix="Pass one of them and reinterpret it inside the kernel, or pass separate tensors",
+                f"kernel {kernel_key_name(kernel)!r}: arguments {names} share memory with dtypes of different "
+                f"widths ({', '.join(str(t.dtype) for t in tensors)}) and the kernel writes one of them",
+                why="inductor cannot make one copy of shared memory seen through views of different widths",
+                fix="Pass one of them and reinterpret it inside the kernel (.to(dtype, bitcast=True)), or pass "
+                    "separate tensors; dtypes of one width (fp32 and int32) work",
             )
         lo, hi = storage_span(tensors)
         with _compat.functional_ops_context(ctx):
@@ -495,7 +499,7 @@ def _share_memory_exactly(ctx: Any, kwargs: dict[str, Any], unwrapped: dict[str,
             for name, t in zip(names, tensors):
                 # as_strided's offset counts from the start of the storage, not of `span`.
                 offset = span.storage_offset() + t.storage_offset() - lo
-                unwrapped[name] = torch.as_strided(span, t.size(), t.stride(), offset)
+                unwrapped[name] = torch.as_strided(span, t.size(), t.stride(), offset).view(t.dtype)
     return unwrapped, [",".join(names) for names in groups]
 
 

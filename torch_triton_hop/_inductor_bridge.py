@@ -310,6 +310,7 @@ def _node_kwargs_vals() -> dict[str, Any]:
 def _lower_functional(*, kernel, constant_args, configs, grids, kwargs, tensors_to_clone, shared_memory=None):
     ir = _compat_inductor.inductor_ir()
     as_strided = _compat_inductor.inductor_lowering(torch.ops.aten.as_strided.default)
+    view_dtype = _compat_inductor.inductor_lowering(torch.ops.aten.view.dtype)
     vals = _node_kwargs_vals()
     kwargs = dict(kwargs)
     # Arguments sharing memory with a written one get views of one copy of their span.
@@ -322,9 +323,11 @@ def _lower_functional(*, kernel, constant_args, configs, grids, kwargs, tensors_
         copy = _compat_inductor.inductor_require_exact_strides(ir.ExternKernel.copy_input(span), [1])
         for name in names:
             v = vals[name]
-            kwargs[name] = as_strided(copy, [_compat_inductor.sympy_value(d) for d in v.size()],
-                                      [_compat_inductor.sympy_value(d) for d in v.stride()],
-                                      _compat_inductor.sympy_value(v.storage_offset() - lo))
+            member = as_strided(copy, [_compat_inductor.sympy_value(d) for d in v.size()],
+                                [_compat_inductor.sympy_value(d) for d in v.stride()],
+                                _compat_inductor.sympy_value(v.storage_offset() - lo))
+            # a member reinterpreting the memory as another dtype of the same width: a view
+            kwargs[name] = member if v.dtype == vals[names[0]].dtype else view_dtype(member, v.dtype)
         grouped.update(names)
     for name in tensors_to_clone:
         if name in grouped:
