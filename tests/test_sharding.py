@@ -154,3 +154,13 @@ def test_torch_export_with_dtensor_inputs(mesh):
     assert launch.kwargs["grids"] == [2, 1, 1]
     out = ep.module()(x, y)
     torch.testing.assert_close(out.full_tensor(), x.full_tensor() * 2.0 + y.full_tensor())
+
+
+def test_a_rule_that_does_not_name_an_argument_says_so(mesh):
+    torch_triton_hop.register_sharding(
+        W.scale_add, placements=[{"x_ptr": Shard(0), "out_ptr": Shard(0)}],  # y_ptr missing
+        local_scalars=lambda x_ptr, alpha, **args: {"n": x_ptr.numel(), "alpha": alpha},
+        grid=lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),))
+    x, y = (distribute_tensor(torch.randn(40), mesh, [Shard(0)]) for _ in range(2))
+    with pytest.raises(UnsupportedTritonKernelError, match=r"no placement for the DTensor arguments \['y_ptr'\]"):
+        W.scale_add_call(x, y)

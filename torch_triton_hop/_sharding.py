@@ -100,6 +100,11 @@ def rule_for(kernel_key: str) -> ShardingRule | None:
 def _choose(rule: ShardingRule, dtensors: dict[str, Any], written: set[str]) -> dict[str, tuple[Any, ...]]:
     current = {name: tuple(t.placements) for name, t in dtensors.items()}
     covering = [option for option in rule.placements if set(option) >= set(dtensors)]
+    if not covering:
+        missing = sorted(set(dtensors) - set().union(*rule.placements))
+        raise_unsupported(f"kernel {kernel_key_name(rule.kernel)!r}: its sharding rule gives no placement for "
+                          f"the DTensor arguments {missing or sorted(dtensors)}",
+                          fix="Name every tensor argument in each accepted placement of register_sharding")
     for option in covering:
         if all(option[name] == current[name] for name in dtensors):
             return option
