@@ -82,6 +82,23 @@ def dispatch_to_tensor_subclass(hop: HigherOrderOperator, tensors: tuple, kwargs
                     f"{[type(t).__name__ for t in tensors]}")
 
 
+def dispatch_to_current_mode(hop: HigherOrderOperator, args: tuple, kwargs: dict[str, Any]) -> Any:
+    """torch 2.11-2.12: step 1 of torch 2.13's Python-key dispatch of a HOP, the current
+    dispatch mode's rule; NotImplemented (the mode declines, e.g. FunctionalTensorMode over a
+    DTensor argument) leaves the launch to the subclasses' rules, which these releases cannot
+    find inside our `kwargs` dict (see HOP_ASKS_FOR_OVERLOADED_ARGS)."""
+    from torch.utils._python_dispatch import _pop_mode_temporarily
+
+    mode_type = type(current_dispatch_mode())
+    if mode_type in hop.python_key_table:
+        with _pop_mode_temporarily() as mode:
+            return hop.python_key_table[mode_type](mode, *args, **kwargs)
+    if getattr(current_dispatch_mode(), "supports_higher_order_operators", False):
+        with _pop_mode_temporarily() as mode:
+            return mode.__torch_dispatch__(hop, [], args, kwargs)
+    return NotImplemented
+
+
 def current_dispatch_mode() -> Any:
     from torch.utils._python_dispatch import _get_current_dispatch_mode
 

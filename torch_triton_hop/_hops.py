@@ -55,11 +55,16 @@ class _TritonKernelHOP(_compat.HigherOrderOperator):
 
     if not _compat.HOP_ASKS_FOR_OVERLOADED_ARGS:
         def dispatch(self, /, dispatch_key: Any, *args: Any, **kwargs: Any) -> Any:
-            # torch 2.11-2.12 never call _get_overloaded_args: without a dispatch mode, find the
-            # subclasses ourselves, or its Python-key dispatch fails with "Input types: []".
-            if dispatch_key == DispatchKey.Python and _compat.current_dispatch_mode() is None:
+            # torch 2.11-2.12 never call _get_overloaded_args: find the subclasses ourselves, or
+            # their Python-key dispatch fails with "Input types: []".
+            # Under a mode, the mode's rule first, as torch 2.13 does, then the subclasses'.
+            if dispatch_key == DispatchKey.Python:
                 tensors = self._get_overloaded_args(args, kwargs)
                 if tensors:
+                    if _compat.current_dispatch_mode() is not None:
+                        result = _compat.dispatch_to_current_mode(self, args, kwargs)
+                        if result is not NotImplemented:
+                            return result
                     return _compat.dispatch_to_tensor_subclass(self, tensors, kwargs)
             return super().dispatch(dispatch_key, *args, **kwargs)
 
