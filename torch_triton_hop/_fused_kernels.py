@@ -32,7 +32,7 @@ from . import _compat
 from ._fusion_source import OFFSET_ZERO, OFFSET_ZERO64, FusedArgument, NotFusible, rewrite_kernel_source
 from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_layers, kernel_side_table
 
-__all__ = ["FusionRecipe", "build_fused_kernel", "define_fused", "recipe_of"]
+__all__ = ["FusionRecipe", "build_fused_kernel", "define_fused", "kernel_python_source", "recipe_of"]
 
 _ZERO_HELPERS = {
     OFFSET_ZERO: f"def {OFFSET_ZERO}():\n    return tl.full([], 0, tl.int32)\n",
@@ -82,6 +82,14 @@ def _define(source: str, name: str, scope: dict[str, Any]) -> Any:
     return scope[name]
 
 
+def kernel_python_source(fn: Any) -> str:
+    """The source of a kernel's Python function, which the fusion rewrites (NotFusible if none)."""
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError) as e:
+        raise NotFusible(f"the kernel's source is not available ({e})") from e
+
+
 def build_fused_kernel(recipe: FusionRecipe) -> FusedKernel:
     """The fused kernel `recipe` describes, built once per process.
 
@@ -94,10 +102,7 @@ def build_fused_kernel(recipe: FusionRecipe) -> FusedKernel:
     user_kernel = kernel_side_table.get_kernel(recipe.base_key)
     base = base_kernel(user_kernel)
     fn = _compat.python_function(base)
-    try:
-        source = inspect.getsource(fn)
-    except (OSError, TypeError) as e:
-        raise NotFusible(f"the kernel's source is not available ({e})") from e
+    source = kernel_python_source(fn)
     # Named <kernel>_fused: inductor names its launch after it (add_kernel_fused_0.run(...)).
     name = f"{fn.__name__}_fused"
     rewritten = rewrite_kernel_source(source, fn.__globals__, list(recipe.arguments), list(recipe.new_params), name)

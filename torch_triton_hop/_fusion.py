@@ -42,7 +42,7 @@ from typing import Any
 import torch
 
 from . import _compat, _compat_inductor, _trace, config
-from ._fused_kernels import FusionRecipe, build_fused_kernel
+from ._fused_kernels import FusionRecipe, build_fused_kernel, kernel_python_source
 from ._fusion_source import FusedArgument, NotFusible, rewrite_kernel_source
 from ._hops import parse_shared_memory, tensors_accessed, triton_kernel_wrapper_functional, \
     triton_kernel_wrapper_mutation
@@ -308,7 +308,7 @@ def fuse_pointwise(graph: torch.fx.Graph, node: torch.fx.Node) -> torch.fx.Node:
         try:
             plans[arg] = _plan(launch, arg, index, kind, region, sink, operands)
             # This argument alone: the reason if its uses cannot be followed, and where it is loaded.
-            alone = rewrite_kernel_source(_compat.kernel_source(base), fn.__globals__, [plans[arg][0]],
+            alone = rewrite_kernel_source(kernel_python_source(fn), fn.__globals__, [plans[arg][0]],
                                           list(plans[arg][0].operands))
             if kind == "prologue" and arg in alone.loads_in_loops:
                 _check_prologue_in_loop(alone.calls_dot, _val(sink), operands)
