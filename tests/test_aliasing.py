@@ -219,13 +219,43 @@ def test_shared_memory_of_different_dtypes_gives_eager_results(fn, path):
     torch.testing.assert_close(buf, expected_buf)
 
 
-def test_shared_memory_of_different_widths_is_refused_clearly():
-    def reinterpreted_as_halves(buf):
-        wrap_triton(K.write_then_read)[(1,)](buf[2:6], buf.view(torch.float16)[4:8], buf[8:12], 4, BLOCK=4)
-        return buf
+def reinterpreted_as_halves(buf):
+    """The kernel writes floats and reads their bytes as fp16 (another width), off the start."""
+    wrap_triton(K.write_then_read)[(1,)](buf[2:6], buf.view(torch.float16)[4:8], buf[8:12], 4, BLOCK=4)
+    return buf
 
-    with pytest.raises(UnsupportedTritonKernelError, match="dtypes of different widths"):
-        make_fx(torch.func.functionalize(reinterpreted_as_halves))(torch.ones(16, device=DEVICE))
+
+def halves_written_floats_read(buf):
+    """The kernel writes fp16 from the middle of a float on and reads the floats they fall in."""
+    wrap_triton(K.write_then_read)[(1,)](buf.view(torch.float16)[3:7], buf[1:5], buf[12:16], 4, BLOCK=4)
+    return buf
+
+
+@pytest.mark.parametrize("path", [*traced(same_tensor_twice), "inductor, every launch copied"])
+@pytest.mark.parametrize("fn", [reinterpreted_as_halves, halves_written_floats_read], ids=lambda f: f.__name__)
+def test_shared_memory_of_different_widths_gives_eager_results(fn, path):
+    """Members of different widths share one copy of their span, counted in the widest dtype."""
+    torch._dynamo.reset()
+    start = torch.arange(16.0, device=DEVICE)
+    expected_buf, _ = eager(fn, start)
+    assert not torch.equal(expected_buf, start)
+    buf = start.clone()
+    if path == "inductor, every launch copied":
+        with torch._inductor.config.patch(pattern_matcher=False):
+            torch.compile(fn, fullgraph=True)(buf)
+    else:
+        traced(fn)[path](buf)
+    torch.testing.assert_close(buf, expected_buf, rtol=0, atol=0, equal_nan=True)
+
+
+def test_shared_memory_of_different_widths_is_copied_once_and_says_why(caplog):
+    torch._dynamo.reset()
+    with caplog.at_level(logging.DEBUG, logger="torch_triton_hop._inductor_bridge"), \
+            torch._inductor.config.patch(fx_graph_cache=False):
+        _, code = compile_and_code(reinterpreted_as_halves, torch.arange(16.0, device=DEVICE))
+    assert "dtypes of different widths" in caplog.text, caplog.text
+    assert len(launches(code, "write_then_read")) == 1
+    assert len(copies(code)) == 2, code  # the span copied, once, and the written members put back
 
 
 class _TwoZeros(torch.autograd.Function):

@@ -25,6 +25,7 @@ import dataclasses
 import inspect
 import logging
 import threading
+import re
 from typing import Any
 
 import torch
@@ -83,6 +84,11 @@ class TensorAccesses:
     # empty where the analysis fell back or writes were declared.
     write_ops: dict[str, list[str]] = dataclasses.field(default_factory=dict)
     read_ops: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    # The kernel reduces or scans (tt.reduce / tt.scan, also in called functions): the order
+    # in which it combines values follows the layout triton gives them, so a recompiled
+    # kernel whose memory accesses differ may sum in another order (see _fusion). True
+    # where the analysis fell back or writes were declared.
+    reduces: bool = True
 
 
 @dataclasses.dataclass
@@ -369,7 +375,7 @@ def _specialization_key(base: Any, args: dict[str, Any]) -> tuple:
     return tuple(key)
 
 
-def _analyse(base: Any, args: dict[str, Any]) -> tuple[dict[str, list[str]], set[str], dict[str, dict[str, list[str]]]]:
+def _analyse(base: Any, args: dict[str, Any]) -> tuple[dict[str, list[str]], set[str], dict[str, Any]]:
     text, folded = _compat.generate_ttir_text(base, args)
     log.debug("TTIR of %s:\n%s", base, text)
     functions, aliases = parse_module(text)
@@ -390,7 +396,11 @@ def _analyse(base: Any, args: dict[str, Any]) -> tuple[dict[str, list[str]], set
     reads = {names[i] for i in summary.reads if names[i] is not None}
     ops = {kind: {names[i]: sorted(found) for i, found in by_param.items() if names[i] is not None}
            for kind, by_param in (("write", summary.write_ops), ("read", summary.read_ops))}
+    ops["reduces"] = _REDUCTION.search(text) is not None
     return writes, reads, ops
+
+
+_REDUCTION = re.compile(r'"?\btt\.(reduce|scan)"?\(')
 
 
 class _Cache:
@@ -470,6 +480,7 @@ def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAcce
         fallback_reason=reason,
         write_ops={name: ops["write"][name] for name in tensors if name in ops["write"]},
         read_ops={name: ops["read"][name] for name in tensors if name in ops["read"]},
+        reduces=ops.get("reduces", True),
     )
 
 

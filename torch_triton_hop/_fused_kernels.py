@@ -29,14 +29,17 @@ import triton
 import triton.language as tl
 
 from . import _compat
-from ._fusion_source import OFFSET_ZERO, OFFSET_ZERO64, FusedArgument, NotFusible, rewrite_kernel_source
+from ._fusion_source import OFFSET_ZERO, OFFSET_ZERO64, VECTOR_LIMIT, FusedArgument, NotFusible, \
+    rewrite_kernel_source
 from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_layers, kernel_side_table
 
 __all__ = ["FusionRecipe", "build_fused_kernel", "define_fused", "kernel_python_source", "recipe_of"]
 
-_ZERO_HELPERS = {
+_OFFSET_HELPERS = {
     OFFSET_ZERO: f"def {OFFSET_ZERO}():\n    return tl.full([], 0, tl.int32)\n",
     OFFSET_ZERO64: f"def {OFFSET_ZERO64}():\n    return tl.full([], 0, tl.int64)\n",
+    # See [Note: Keeping the kernel's vector width]
+    VECTOR_LIMIT: f"def {VECTOR_LIMIT}(offset, WIDTH: tl.constexpr):\n    return offset // WIDTH * WIDTH + offset % WIDTH\n",
 }
 
 
@@ -113,7 +116,7 @@ def build_fused_kernel(recipe: FusionRecipe) -> FusedKernel:
     except ImportError:  # pragma: no cover - triton 3.6-3.9 all have it
         pass
     helpers = {}
-    for helper, helper_source in [*_ZERO_HELPERS.items(), *recipe.helpers]:
+    for helper, helper_source in [*_OFFSET_HELPERS.items(), *recipe.helpers]:
         helpers[helper] = triton.jit(_define(helper_source, helper, helper_scope))
         helper_scope[helper] = helpers[helper]
     scope = {**fn.__globals__, **helpers, "__name__": DERIVED_KERNEL_MODULE}

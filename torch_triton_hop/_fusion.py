@@ -306,7 +306,7 @@ def fuse_pointwise(graph: torch.fx.Graph, node: torch.fx.Node) -> torch.fx.Node:
     plans: dict[str, tuple[FusedArgument, str, dict[torch.fx.Node, Operand]]] = {}
     for index, (arg, (kind, region, sink, operands)) in enumerate(candidates.items()):
         try:
-            plans[arg] = _plan(launch, arg, index, kind, region, sink, operands)
+            plans[arg] = _plan(launch, arg, index, kind, region, sink, operands, accessed.reduces)
             # This argument alone: the reason if its uses cannot be followed, and where it is loaded.
             alone = rewrite_kernel_source(kernel_python_source(fn), fn.__globals__, [plans[arg][0]],
                                           list(plans[arg][0].operands))
@@ -344,8 +344,22 @@ def _check_prologue_in_loop(calls_dot: bool, replaced: torch.Tensor, operands: l
                        "in a loop that may re-read them")
 
 
+def _vector_width(original: torch.dtype, accessed: list[torch.dtype]) -> int | None:
+    """The cap on elements per access that keeps a reducing kernel's layout (None: none needed).
+    See [Note: Keeping the kernel's vector width]."""
+    wider = sorted({str(d) for d in accessed if d.itemsize > original.itemsize})
+    if wider:
+        raise _Refused(f"the fused code would access {', '.join(wider)} where the kernel accesses {original}: a "
+                       "wider access changes the layout triton gives the kernel's values, and the kernel reduces, "
+                       "so it could sum in another order than the unfused program")
+    if any(d.itemsize < original.itemsize for d in accessed):
+        return 16 // original.itemsize
+    return None
+
+
 def _plan(launch: _LaunchFusion, arg: str, index: int, kind: str, region: list[torch.fx.Node],
-          sink: torch.fx.Node, operands: list[torch.fx.Node]) -> tuple[FusedArgument, str, dict[torch.fx.Node, Operand]]:
+          sink: torch.fx.Node, operands: list[torch.fx.Node], reduces: bool
+          ) -> tuple[FusedArgument, str, dict[torch.fx.Node, Operand]]:
     """The fused argument, its helper's source and its operands' parameters."""
     fused_tensor = _val(sink) if kind == "prologue" else launch.vals[arg]
     inputs = {}
@@ -360,8 +374,12 @@ def _plan(launch: _LaunchFusion, arg: str, index: int, kind: str, region: list[t
         source = helper_source(helper, kind, [n for n in region], inputs, None, sink, _val(sink).dtype, launch.target)
         element = _val(sink).dtype
     wide = any(_wide(t) for t in [fused_tensor, *(_val(o) for o in operands)])
+    # Per-element accesses of the fused code (a scalar operand is one load, of no layout).
+    accessed = [_val(o).dtype for o, operand in inputs.items() if operand.offset is not None]
+    accessed += [_val(sink).dtype] if kind == "epilogue" else []
+    vector_width = _vector_width(element, accessed) if reduces else None
     argument = FusedArgument(arg, kind, helper, tuple(o.param for o in inputs.values()), wide,
-                             TRITON_DTYPES[element].removeprefix("tl."))
+                             TRITON_DTYPES[element].removeprefix("tl."), vector_width)
     return argument, source, inputs
 
 

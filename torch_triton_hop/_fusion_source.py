@@ -18,6 +18,19 @@ loads of another compute a prologue (the source side of pointwise fusion, see _f
 # of a tl.store (epilogue) or tl.load (prologue). Anything else (a call of a helper
 # function, a block pointer, an atomic, an attribute such as .dtype, a load of an epilogue
 # argument) raises NotFusible with the line, and the launch is left unfused.
+
+# [Note: Keeping the kernel's vector width]
+# TL;DR: where a fused access moves narrower elements than the kernel's own (a bf16 store in
+# place of an fp32 one) in a kernel that reduces, its offsets are capped at the original
+# access's vector width, (off // W) * W + off % W, and the pointer is rebuilt from the
+# argument and that offset, so triton lays the kernel out as before and sums in the same order.
+# Context: triton gives each memory access a layout with up to 16 bytes per thread, which
+# spreads to the values around it: a narrower store doubles the elements per thread, and
+# the kernel's own row reduction then adds in another order (RMSNorm + residual + bf16 cast:
+# 258 of 33.5M outputs 1 ulp off the unfused program on an H200). The expression is the
+# identity, but the compiler's axis analysis sees at most W contiguous elements. Hints on
+# the pointer that bound contiguity or constancy (max_contiguous, max_constancy) count
+# elements and are kept on the offset; multiple_of on a pointer counts bytes and is dropped.
 """
 
 from __future__ import annotations
@@ -30,12 +43,15 @@ from typing import Any
 
 import triton.language as tl
 
-__all__ = ["NotFusible", "FusedArgument", "RewrittenKernel", "rewrite_kernel_source", "OFFSET_ZERO", "OFFSET_ZERO64"]
+__all__ = ["NotFusible", "FusedArgument", "RewrittenKernel", "rewrite_kernel_source", "OFFSET_ZERO", "OFFSET_ZERO64",
+           "VECTOR_LIMIT"]
 
 # Helper functions the rewritten kernel calls for the shadows' zero (typed: a loop-carried
 # shadow must keep one type), int32 or int64 (tensors of 2**31 elements or more).
 OFFSET_ZERO = "_tth_zero"
 OFFSET_ZERO64 = "_tth_zero64"
+# Helper that caps the contiguity the compiler sees in offsets, see [Note: Keeping the kernel's vector width].
+VECTOR_LIMIT = "_tth_limit_vector"
 
 
 class NotFusible(Exception):
@@ -57,6 +73,9 @@ class FusedArgument:
     operands: tuple[str, ...]
     wide_offsets: bool = False  # int64 element offsets
     element_type: str | None = None  # triton dtype name the kernel sees as `arg.dtype.element_ty`
+    # Elements per access the original kernel moves at most (16 bytes of its dtype), kept by
+    # the fused accesses; None: no cap. See [Note: Keeping the kernel's vector width].
+    vector_width: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,6 +87,7 @@ class RewrittenKernel:
 
 _SHAPE_OPS = ("broadcast_to", "reshape", "view", "expand_dims", "permute", "trans", "ravel")
 _HINT_OPS = ("multiple_of", "max_contiguous", "max_constancy")
+_ELEMENT_HINT_OPS = ("max_contiguous", "max_constancy")  # count elements: they hold for the offset too
 
 
 def _resolve(node: ast.AST, scope: dict[str, Any]) -> Any:
@@ -162,6 +182,7 @@ class _Rewriter:
                                  "places and other values elsewhere")
         # An argument advanced in place (X_ptr += row * stride) has a shadow variable of its own.
         self.advanced = {target for target, _, _ in assignments + augmented if target in self.fused}
+        self.saved_bases: set[str] = set()
 
     def _refuse(self, node: ast.AST, what: str) -> None:
         names = sorted(_names(node) & set(self.root_of))
@@ -174,6 +195,13 @@ class _Rewriter:
         return self.root_of[next(n for n in sorted(_pointer_names(node, self.scope)) if n in self.root_of)]
 
     # -- shadows ---------------------------------------------------------------------------
+    def base(self, argument: str) -> str:
+        """The name holding the argument's pointer as passed (saved at entry if it is advanced)."""
+        if argument in self.advanced:
+            self.saved_bases.add(argument)
+            return _base_name(argument)
+        return argument
+
     def zero(self, argument: str) -> ast.expr:
         name = OFFSET_ZERO64 if self.fused[argument].wide_offsets else OFFSET_ZERO
         return ast.Call(func=ast.Name(name, ast.Load()), args=[], keywords=[])
@@ -212,6 +240,9 @@ class _Rewriter:
                                  node.keywords)
                 return _call(node.func, [self.shadow(args[0]), *args[1:]], node.keywords)
             if any(fn is getattr(tl, op, None) for op in _HINT_OPS) and args and not method:
+                if any(fn is getattr(tl, op, None) for op in _ELEMENT_HINT_OPS) and not keywords_pointer \
+                        and not any(self._is_pointer(a) for a in args[1:]):
+                    return _call(node.func, [self.shadow(args[0]), *args[1:]], node.keywords)
                 return self.shadow(args[0])
             self._refuse(node, f"is passed to {ast.unparse(node.func)}(), which the fusion cannot follow")
         self._refuse(node, f"is used in `{ast.unparse(node)}`, which the fusion cannot follow")
@@ -312,6 +343,9 @@ class _Rewriter:
                 self._refuse(call, f"is used as the {name} of a memory access")
         none = ast.Constant(None)
         offset = self.shadow(pointer)
+        if fused.vector_width is not None:
+            offset = _call(ast.Name(VECTOR_LIMIT, ast.Load()), [offset, ast.Constant(fused.vector_width)], [])
+            pointer = ast.BinOp(ast.Name(self.base(root), ast.Load()), ast.Add(), offset)
         mask = self.expression(bound["mask"]) if "mask" in bound else none
         operands = [ast.Name(n, ast.Load()) for n in fused.operands]
         helper = ast.Name(fused.helper, ast.Load())
@@ -335,6 +369,10 @@ def _call(func: ast.expr, args: list[ast.expr], keywords: list[ast.keyword]) -> 
 
 def _shadow_name(variable: str) -> str:
     return f"_tth_off_{variable}"
+
+
+def _base_name(argument: str) -> str:
+    return f"_tth_base_{argument}"
 
 
 def rewrite_kernel_source(source: str, scope: dict[str, Any], fused: list[FusedArgument],
@@ -364,6 +402,8 @@ def rewrite_kernel_source(source: str, scope: dict[str, Any], fused: list[FusedA
     fn_def.body = rewriter.rewrite_body(fn_def.body)
     starts = [ast.Assign([ast.Name(_shadow_name(name), ast.Store())], rewriter.zero(name))
               for name in sorted(rewriter.advanced)]
+    starts += [ast.Assign([ast.Name(_base_name(name), ast.Store())], ast.Name(name, ast.Load()))
+               for name in sorted(rewriter.saved_bases)]
     docstring = fn_def.body[:1] if fn_def.body and isinstance(fn_def.body[0], ast.Expr) and \
         isinstance(fn_def.body[0].value, ast.Constant) and isinstance(fn_def.body[0].value.value, str) else []
     fn_def.body = docstring + starts + fn_def.body[len(docstring):]

@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 __all__ = ["triton_kernel_wrapper_mutation", "triton_kernel_wrapper_functional", "launch", "kernel_arguments",
            "launcher_for_inductor",
            "tensors_accessed", "tensors_written", "functionalization_hooks",
-           "alias_groups", "parse_shared_memory", "storage_span", "clone_written", "check_kernels"]
+           "alias_groups", "parse_shared_memory", "storage_span", "member_offset", "clone_written", "check_kernels"]
 
 
 class _TritonKernelHOP(_compat.HigherOrderOperator):
@@ -413,11 +413,15 @@ def tensors_written(kernel: str, constant_args: str, configs: str, kwargs: dict[
 # own sizes, strides and offset, so the aliasing is visible to the functional HOP. Its
 # dense / fake rules clone per storage group (one copy, views of it) instead of per tensor,
 # and the results are written back through each written member. Arguments the kernel
-# neither reads nor writes are left alone. Members of different dtypes of one width (fp32 and
-# int32, a kernel reinterpreting bits) are views of the copy reinterpreted as their dtype.
-# Members of different widths are refused: inductor makes a view of another width with an
-# eager call on a contiguous input, a copy wherever a member is strided, so the launch would
-# not see one memory.
+# neither reads nor writes are left alone. Members of other dtypes (an fp16 view of fp32
+# memory, a kernel reinterpreting bits) are views of the copy reinterpreted as their dtype.
+# The span is counted in elements of the widest member's dtype, rounded outward to whole
+# elements, so every member starts at a whole element of its own dtype within it. A member
+# of the span's width is placed, then reinterpreted (as_strided, then view(dtype)); a
+# narrower one is the whole span reinterpreted, then placed: a view of another width is only
+# possible of contiguous memory, and inductor makes one (an eager call, whose result it
+# treats as a buffer of its own) correctly only of a fresh copy, so such a group is never
+# written in place (see [Note: Reinplacing functional launches]).
 
 
 def _extent(t: torch.Tensor) -> Any:
@@ -440,10 +444,27 @@ def parse_shared_memory(shared_memory: Any) -> list[list[str]]:
     return [group.split(",") for group in (shared_memory or ())]
 
 
-def storage_span(tensors: list[torch.Tensor]) -> tuple[Any, Any]:
-    lo = min(t.storage_offset() for t in tensors)
-    hi = max(t.storage_offset() + _extent(t) for t in tensors)
-    return lo, hi
+def storage_span(tensors: list[torch.Tensor]) -> tuple[Any, Any, int]:
+    """The storage `tensors` touch: [lo, hi) in elements of the widest one's dtype (rounded
+    outward) from the start of their storage, and that tensor's index."""
+    widest = max(range(len(tensors)), key=lambda i: tensors[i].element_size())
+    unit = tensors[widest].element_size()
+    lo = min(t.storage_offset() * t.element_size() for t in tensors) // unit
+    hi = -(-max((t.storage_offset() + _extent(t)) * t.element_size() for t in tensors) // unit)
+    return lo, hi, widest
+
+
+def member_offset(t: torch.Tensor, lo: Any, unit: int) -> Any:
+    """Where `t` starts, in its own elements, in a span of its storage from element `lo` of `unit` bytes."""
+    return (t.storage_offset() * t.element_size() - lo * unit) // t.element_size()
+
+
+def member_view(span: torch.Tensor, lo: Any, t: torch.Tensor) -> torch.Tensor:
+    """`t` as a view of `span`, a 1-d tensor holding t's storage from element `lo` on."""
+    offset = span.storage_offset() * span.element_size() // t.element_size() + member_offset(t, lo, span.element_size())
+    if t.element_size() == span.element_size():
+        return torch.as_strided(span, t.size(), t.stride(), offset).view(t.dtype)
+    return torch.as_strided(span.view(t.dtype), t.size(), t.stride(), offset)
 
 
 def clone_written(kwargs: dict[str, Any], tensors_to_clone: list[str], shared_memory: Any = None) -> dict[str, Any]:
@@ -458,10 +479,10 @@ def clone_written(kwargs: dict[str, Any], tensors_to_clone: list[str], shared_me
     grouped: set[str] = set()
     for names in parse_shared_memory(shared_memory):
         tensors = [kwargs[n] for n in names]
-        lo, hi = storage_span(tensors)
-        copy = torch.as_strided(tensors[0], (hi - lo,), (1,), lo).clone()
+        lo, hi, widest = storage_span(tensors)
+        copy = torch.as_strided(tensors[widest], (hi - lo,), (1,), lo).clone()
         for name, t in zip(names, tensors):
-            result[name] = torch.as_strided(copy, t.size(), t.stride(), t.storage_offset() - lo).view(t.dtype)
+            result[name] = member_view(copy, lo, t)
         grouped.update(names)
     for name in tensors_to_clone:
         if name not in grouped:
@@ -477,6 +498,8 @@ def _share_memory_exactly(ctx: Any, kwargs: dict[str, Any], unwrapped: dict[str,
     `declared` is None for a launch seen first (the mutation HOP: storage says what aliases
     in the user's program), else the groups an earlier functionalization recorded.
     """
+    from torch.fx.experimental.symbolic_shapes import statically_known_true  # imports sympy: not at import time
+
     involved = set(accessed.reads) | set(accessed.writes)
     if declared is None:
         groups = [[n for n in g if n in involved]  # untouched arguments never block anything
@@ -488,23 +511,22 @@ def _share_memory_exactly(ctx: Any, kwargs: dict[str, Any], unwrapped: dict[str,
     unwrapped = dict(unwrapped)
     for names in groups:
         tensors = [kwargs[n] for n in names]
-        if len({t.element_size() for t in tensors}) > 1:
+        lo, hi, widest = storage_span(tensors)
+        storage = unwrapped[names[widest]].untyped_storage()
+        if len({t.element_size() for t in tensors}) > 1 and statically_known_true(
+                hi * tensors[widest].element_size() > storage.nbytes()):
             raise_unsupported(
-                f"kernel {kernel_key_name(kernel)!r}: arguments {names} share memory with dtypes of different "
-                f"widths ({', '.join(str(t.dtype) for t in tensors)}) and the kernel writes one of them",
-                why="inductor cannot make one copy of shared memory seen through views of different widths",
-                fix="Pass one of them and reinterpret it inside the kernel (.to(dtype, bitcast=True)), or pass "
-                    "separate tensors; dtypes of one width (fp32 and int32) work",
+                f"kernel {kernel_key_name(kernel)!r}: arguments {names} share memory that ends within an element of "
+                f"the widest one's dtype ({tensors[widest].dtype}) and the kernel writes one of them",
+                why="their common memory is copied in whole elements of the widest dtype",
+                fix="Allocate the memory with a size that is a multiple of the widest dtype's size",
             )
-        lo, hi = storage_span(tensors)
         with _compat.functional_ops_context(ctx):
-            span_view = torch.as_strided(tensors[0], (hi - lo,), (1,), lo)
+            span_view = torch.as_strided(tensors[widest], (hi - lo,), (1,), lo)
         span = ctx.unwrap_tensors(span_view)
         with ctx.redispatch_to_next():
             for name, t in zip(names, tensors):
-                # as_strided's offset counts from the start of the storage, not of `span`.
-                offset = span.storage_offset() + t.storage_offset() - lo
-                unwrapped[name] = torch.as_strided(span, t.size(), t.stride(), offset).view(t.dtype)
+                unwrapped[name] = member_view(span, lo, t)
     return unwrapped, [",".join(names) for names in groups]
 
 

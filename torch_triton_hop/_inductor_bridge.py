@@ -32,6 +32,7 @@ import torch
 
 from . import _compat, _compat_inductor, _trace
 from ._hops import (
+    member_offset,
     parse_shared_memory,
     storage_span,
     launcher_for_inductor,
@@ -252,6 +253,10 @@ def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
     in_place: dict[str, tuple[dict[torch.fx.Node, torch.fx.Node], list[torch.fx.Node]]] = {}
     refusals: dict[str, str] = {}
     for unit in units:
+        if len({vals[name].element_size() for name in unit}) > 1:
+            refusals[",".join(unit)] = ("its members have dtypes of different widths, which inductor reinterprets "
+                                        "correctly only in a fresh copy")
+            continue
         reason, scatters, copies_back = _in_place_refusal(graph, order, node, unit, accessed_names, getitems)
         if reason is None:
             in_place[",".join(unit)] = scatters, copies_back
@@ -317,17 +322,21 @@ def _lower_functional(*, kernel, constant_args, configs, grids, kwargs, tensors_
     # See [Note: Arguments that share memory].
     grouped: set[str] = set()
     for names in parse_shared_memory(shared_memory):
-        lo, hi = storage_span([vals[n] for n in names])
-        span = as_strided(kwargs[names[0]], [_compat_inductor.sympy_value(hi - lo)], [1],
+        members = [vals[n] for n in names]
+        lo, hi, widest = storage_span(members)
+        span = as_strided(kwargs[names[widest]], [_compat_inductor.sympy_value(hi - lo)], [1],
                           _compat_inductor.sympy_value(lo))
         copy = _compat_inductor.inductor_require_exact_strides(ir.ExternKernel.copy_input(span), [1])
-        for name in names:
-            v = vals[name]
-            member = as_strided(copy, [_compat_inductor.sympy_value(d) for d in v.size()],
-                                [_compat_inductor.sympy_value(d) for d in v.stride()],
-                                _compat_inductor.sympy_value(v.storage_offset() - lo))
-            # a member reinterpreting the memory as another dtype of the same width: a view
-            kwargs[name] = member if v.dtype == vals[names[0]].dtype else view_dtype(member, v.dtype)
+        unit = members[widest].element_size()
+        for name, v in zip(names, members):
+            size = [_compat_inductor.sympy_value(d) for d in v.size()]
+            stride = [_compat_inductor.sympy_value(d) for d in v.stride()]
+            offset = _compat_inductor.sympy_value(member_offset(v, lo, unit))
+            if v.element_size() == unit:  # placed, then reinterpreted as another dtype of this width (a view)
+                member = as_strided(copy, size, stride, offset)
+                kwargs[name] = member if v.dtype == members[widest].dtype else view_dtype(member, v.dtype)
+            else:  # the whole copy reinterpreted (an eager view of the fresh buffer), then placed
+                kwargs[name] = as_strided(view_dtype(copy, v.dtype), size, stride, offset)
         grouped.update(names)
     for name in tensors_to_clone:
         if name in grouped:
