@@ -151,6 +151,20 @@ def test_an_epilogue_into_a_mutated_input_and_under_dynamic_shapes(data):
         assert len(fused_launches(code)) == 1 and all("copy" in k for k in pointwise_kernels(code))
 
 
+def test_an_operand_computed_after_the_launch_moves_before_it(data):
+    x, y, r, _ = data
+
+    def f(x, y, r):
+        out = add(x, y)
+        gate = r.flip(-1)  # computed after the launch in program order
+        return out * gate
+
+    out, code = compiled(f, x, y, r)
+    torch.testing.assert_close(out, f(x, y, r), rtol=0, atol=0)
+    assert len(fused_launches(code)) == 1 and len(user_launches(code)) == 1
+    assert allocations(code)[-1:] and len(allocations(code)) == 2  # the gate and the result
+
+
 def test_training_step_with_a_fused_epilogue_matches_eager(data):
     x, y, _, b = data
 

@@ -17,8 +17,10 @@
 #  - epilogue: its buffer is a fresh torch.empty (elements the kernel does not write are
 #    undefined before and after), the result has the written tensor's shape and layout, and
 #    no other output of the launch feeds the epilogue;
-#  - the operands are computed before the launch and nothing between the launch and the
-#    epilogue (the prologue and the launch) writes their memory;
+#  - the operands are computed before the launch (one computed after it moves before it, with
+#    what it needs, if none of that writes memory or draws random numbers and nothing in
+#    between writes what it reads), and nothing between the launch and
+#    the epilogue (the prologue and the launch) writes their memory;
 #  - prologue: a tensor loaded inside a loop (which may re-read it) is fused only if the fused
 #    loads read no more bytes per element than the tensor they replace, and never into a
 #    kernel that calls tl.dot (measured: a dequantising prologue in a matmul's main loop ran
@@ -211,12 +213,39 @@ class _LaunchFusion:
         if not _same_layout(result, out):
             raise _Refused(f"the epilogue's result {sink.name} has another shape or layout than the written tensor")
         operands = self._operand_nodes(chosen, members)
-        late = [o.name for o in operands if self.order[o] > self.order[self.node]]
-        if late:
-            raise _Refused(f"operands {late} are computed after the launch")
+        self._hoist([o for o in operands if self.order[o] > self.order[self.node]])
         between = [n for n in self.graph.nodes if self.order[self.node] < self.order[n] < self.order[sink]]
         _check_no_writes(between, operands, "between the launch and the epilogue")
         return chosen, sink, operands
+
+    def _hoist(self, late: list[torch.fx.Node]) -> None:
+        """Move operands computed after the launch, with the nodes they need, before it: the
+        same values, as nothing they read is written in between and none of them writes
+        memory or draws random numbers. (None depends on the launch: the region takes every
+        pointwise op whose inputs from the launch are all inside it, so an operand never is.)"""
+        start = self.order[self.node]
+        needed: set[torch.fx.Node] = set()
+        stack = list(late)
+        while stack:
+            n = stack.pop()
+            if n in needed:
+                continue
+            if n.op != "call_function" or _writes(n) != [] or torch.Tag.nondeterministic_seeded in getattr(
+                    n.target, "tags", ()):
+                raise _Refused(f"operand {late[0].name} is computed after the launch by {n.name}, which cannot move "
+                               "before it")
+            needed.add(n)
+            stack.extend(a for a in n.all_input_nodes if self.order[a] > start)
+        if not needed:
+            return
+        moved = sorted(needed, key=self.order.__getitem__)
+        between = [n for n in self.graph.nodes if start < self.order[n] < self.order[moved[-1]] and n not in needed]
+        inputs = [a for n in moved for a in n.all_input_nodes if a not in needed]
+        _check_no_writes(between, inputs, "between the launch and an operand computed after it")
+        for n in moved:
+            self.node.prepend(n)
+        self.order = {n: i for i, n in enumerate(self.graph.nodes)}
+        log.debug("launch %s: moved %s before it, to fuse them as operands", self.node.name, [n.name for n in moved])
 
     @staticmethod
     def _ancestors_within(node: torch.fx.Node, inside: set[torch.fx.Node]) -> set[torch.fx.Node]:
