@@ -24,8 +24,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
-import threading
 import re
+import threading
 from typing import Any
 
 import torch
@@ -430,8 +430,9 @@ def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAcce
 
     Returns:
         ``TensorAccesses``: ``.reads`` and ``.writes`` (names, parameter order),
-        ``.write_sites`` (each written name's source lines) and ``.fallback_reason``
-        (``None`` unless the analysis fell back).
+        ``.write_sites`` (each written name's source lines), ``.fallback_reason``
+        (``None`` unless the analysis fell back) and ``.reduces`` (the kernel reduces or
+        scans; ``True`` where the analysis fell back).
 
     Example (``add_one`` from :func:`wrap_triton`'s example)::
 
