@@ -202,11 +202,9 @@ def reinterpreted_as_ints(buf):
     return buf
 
 
-@pytest.mark.parametrize("path", [*traced(same_tensor_twice), "inductor, every launch copied"])
-@pytest.mark.parametrize("fn", [reinterpreted_as_ints], ids=lambda f: f.__name__)
-def test_shared_memory_of_different_dtypes_gives_eager_results(fn, path):
-    """Members of dtypes of one width share one copy of their span where a copy is needed
-    (forced here by turning inductor's pattern passes off), and launch in place otherwise."""
+def _eager_and_along(fn, path):
+    """fn's buffer run along `path` (a traced() path, or inductor with every launch copied:
+    pattern passes off), eager's buffer, and the start they both came from."""
     torch._dynamo.reset()
     start = torch.arange(16.0, device=DEVICE)
     expected_buf, _ = eager(fn, start)
@@ -216,6 +214,15 @@ def test_shared_memory_of_different_dtypes_gives_eager_results(fn, path):
             torch.compile(fn, fullgraph=True)(buf)
     else:
         traced(fn)[path](buf)
+    return buf, expected_buf, start
+
+
+@pytest.mark.parametrize("path", [*traced(same_tensor_twice), "inductor, every launch copied"])
+@pytest.mark.parametrize("fn", [reinterpreted_as_ints], ids=lambda f: f.__name__)
+def test_shared_memory_of_different_dtypes_gives_eager_results(fn, path):
+    """Members of dtypes of one width share one copy of their span where a copy is needed
+    (forced here by turning inductor's pattern passes off), and launch in place otherwise."""
+    buf, expected_buf, _ = _eager_and_along(fn, path)
     torch.testing.assert_close(buf, expected_buf)
 
 
@@ -235,16 +242,8 @@ def halves_written_floats_read(buf):
 @pytest.mark.parametrize("fn", [reinterpreted_as_halves, halves_written_floats_read], ids=lambda f: f.__name__)
 def test_shared_memory_of_different_widths_gives_eager_results(fn, path):
     """Members of different widths share one copy of their span, counted in the widest dtype."""
-    torch._dynamo.reset()
-    start = torch.arange(16.0, device=DEVICE)
-    expected_buf, _ = eager(fn, start)
+    buf, expected_buf, start = _eager_and_along(fn, path)
     assert not torch.equal(expected_buf, start)
-    buf = start.clone()
-    if path == "inductor, every launch copied":
-        with torch._inductor.config.patch(pattern_matcher=False):
-            torch.compile(fn, fullgraph=True)(buf)
-    else:
-        traced(fn)[path](buf)
     torch.testing.assert_close(buf, expected_buf, rtol=0, atol=0, equal_nan=True)
 
 
