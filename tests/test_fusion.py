@@ -240,6 +240,44 @@ def test_no_prologue_goes_into_a_matmul_main_loop():
     refused(scaled_matmul, a, b, reason="calls tl.dot")
 
 
+# --- views that only reshape -------------------------------------------------------------
+# Kernels work on 2-D rows of activations shaped (batch, seq, hidden): Liger's ops launch on
+# X.view(-1, dim) and return Y.view(*shape). Such views keep every element's offset.
+
+def rows_3d(x):
+    """A row kernel on a (batch, seq, hidden) tensor, launched on its 2-D view, as Liger does."""
+    shape = x.shape
+    x2 = x.view(-1, shape[-1])
+    out = torch.empty(x2.shape, device=x.device)
+    wrap_triton(F.rows_kernel)[(x2.shape[0],)](x2, out, x2.shape[1], x2.stride(0), out.stride(0), BLOCK=16)
+    return out.view(*shape)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic_batch_and_sequence"])
+def test_pointwise_code_beyond_a_reshaping_view_is_fused(dynamic):
+    x16, r, b = (torch.randn(2, 3, 40, device=DEVICE).half(), torch.randn(2, 3, 40, device=DEVICE),
+                 torch.randn(40, device=DEVICE))
+    if dynamic:  # as torch.compile's automatic dynamic shapes make them after a new batch / length
+        for t in (x16, r):
+            torch._dynamo.mark_dynamic(t, 0)
+            torch._dynamo.mark_dynamic(t, 1)
+
+    def f(x16, r, b):  # a prologue before the view into the kernel, an epilogue after the view out
+        return ((rows_3d(x16.float() * 0.5) + b) * r).to(torch.float16)
+
+    out, code = compiled(f, x16, r, b)
+    assert out.shape == (2, 3, 40) and out.dtype == torch.float16
+    torch.testing.assert_close(out, f(x16, r, b), rtol=0, atol=0)
+    assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
+    assert len(allocations(code)) == 1  # the result itself
+
+
+def test_a_view_that_reorders_elements_is_not_looked_through():
+    x, b = torch.randn(8, 40, device=DEVICE), torch.randn(8, device=DEVICE)
+    code = refused(lambda x, b: rows(x).t() + b, x, b, reason="permute")
+    assert len(pointwise_kernels(code)) == 1
+
+
 # --- reducing kernels keep their layout ---------------------------------------------------
 # See [Note: Keeping the kernel's vector width]: an access of narrower elements would change
 # the layout triton gives the kernel's values, and so the order in which its reductions add.

@@ -211,10 +211,12 @@ def test_in_place_rms_norm_backward_launches_on_the_gradient_it_was_given():
     assert arguments["dY_ptr"] == arguments["dX_ptr"] and arguments["dY_ptr"].startswith("tangents"), line
 
 
-def test_residual_add_and_cast_after_rms_norm_fuse_into_the_norm_kernel():
+@pytest.mark.parametrize("shape", [(4, 64), (2, 2, 64)], ids=["rows", "batch_seq_hidden"])
+def test_residual_add_and_cast_after_rms_norm_fuse_into_the_norm_kernel(shape):
     """The user pattern of issue 13: RMSNorm, residual add, cast: one launch of Liger's forward
-    kernel storing the cast sum, in inference and in a training step."""
-    x, w, r = (torch.randn(*shape, device=DEVICE) for shape in ((4, 64), (64,), (4, 64)))
+    kernel storing the cast sum, in inference and in a training step. On (batch, seq, hidden)
+    activations Liger launches on X.view(-1, hidden) and returns Y.view(*shape)."""
+    x, w, r = (torch.randn(*s, device=DEVICE) for s in (shape, (64,), shape))
 
     def block(x, w, r):
         return (LigerRMSNormFunction.apply(x, w, 1e-6, 0.0, "llama", False) + r).to(torch.float16)

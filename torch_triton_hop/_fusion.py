@@ -27,6 +27,12 @@
 #    1.36x slower than the separate pass it saves, H200);
 #  - the ops are ones _pointwise_triton translates, sizes the index arithmetic needs are
 #    static, and no shared_memory group (aliased arguments) is involved.
+# Views that only reshape (a contiguous tensor viewed as another contiguous shape, as Liger's
+# ops do with `X.view(-1, dim)` and `Y.view(*shape)`) may stand between the launch and an
+# epilogue, or between a prologue and the launch: every element keeps its offset, so the fused
+# code indexes the viewed shape with the kernel's offsets, and the view is made again of the
+# fused kernel's result. Size queries of a removed view (`X.view(-1, dim).shape[0]` under
+# dynamic shapes) are rebuilt from the graph's SymInt inputs.
 # Values are rounded as the unfused program rounds them (see [Note: Numerics of fused
 # pointwise code]). Autotuned kernels keep their configs and are tuned as fused kernels.
 # Context: issue 13, part 2. torch's own epilogue fusion (config.epilogue_fusion_user_defined_
@@ -48,7 +54,7 @@ from ._fused_kernels import FusionRecipe, build_fused_kernel, kernel_python_sour
 from ._fusion_source import FusedArgument, NotFusible, rewrite_kernel_source
 from ._hops import parse_shared_memory, tensors_accessed, triton_kernel_wrapper_functional, \
     triton_kernel_wrapper_mutation
-from ._pointwise_triton import TRITON_DTYPES, Operand, helper_source, is_pointwise, operand_offset
+from ._pointwise_triton import TRITON_DTYPES, Operand, helper_source, is_pointwise, is_row_major, operand_offset
 from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_key_name, kernel_side_table
 
 log = logging.getLogger(__name__)
@@ -58,6 +64,14 @@ __all__ = ["fuse_pointwise"]
 aten = torch.ops.aten
 _EMPTY = {aten.empty.memory_format, aten.empty_strided.default, aten.empty_like.default,
           aten.new_empty.default, aten.new_empty_strided.default}
+# Views that can only reshape (squeeze / unsqueeze / flatten / view); _reshaping_view checks
+# that the element offsets stay as they were.
+_VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.alias.default,
+          aten.squeeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.unsqueeze.default,
+          aten.flatten.using_ints}
+# Users that read a tensor's sizes, strides or offset, never its elements (Liger's
+# `n_rows = X.view(-1, dim).shape[0]` under dynamic shapes).
+_METADATA = {aten.sym_size.int, aten.sym_stride.int, aten.sym_numel.default, aten.sym_storage_offset.default}
 _MAX_REGION = 64  # nodes per fused region: beyond that the helper grows unreadable for little gain
 _INT32_LIMIT = 2**31
 
@@ -83,6 +97,79 @@ def _same_layout(a: torch.Tensor, b: torch.Tensor) -> bool:
             and all(statically_known_true(x == y) for x, y in zip(a.size(), b.size()))
             and all(statically_known_true(x == y) or statically_known_true(n <= 1)
                     for x, y, n in zip(a.stride(), b.stride(), a.size())))
+
+
+def _reshaping_view(node: Any) -> bool:
+    """A view of a contiguous tensor as another contiguous shape of the same dtype: each
+    element keeps its offset from the storage offset, which is the same."""
+    from torch.fx.experimental.symbolic_shapes import statically_known_true
+
+    if not isinstance(node, torch.fx.Node) or node.op != "call_function" or node.target not in _VIEWS:
+        return False
+    view, base = _val(node), _val(node.args[0]) if node.args else None
+    return (isinstance(view, torch.Tensor) and isinstance(base, torch.Tensor) and view.dtype == base.dtype
+            and is_row_major(view) and is_row_major(base)
+            and statically_known_true(view.storage_offset() == base.storage_offset()))
+
+
+def _data_users(node: torch.fx.Node) -> set[torch.fx.Node]:
+    return {u for u in node.users if u.target not in _METADATA}
+
+
+def _metadata_users(node: torch.fx.Node) -> list[torch.fx.Node]:
+    return [u for u in node.users if u.target in _METADATA]
+
+
+class _SymbolicSizes:
+    """Rebuilds a symbolic size from the graph's SymInt inputs, for a size query of a tensor
+    that fusion removes (a prologue's view): products, sums and floor divisions of input
+    symbols, the expressions reshapes make."""
+
+    def __init__(self, graph: torch.fx.Graph) -> None:
+        self.graph = graph
+        self.inputs = {}
+        for node in graph.find_nodes(op="placeholder"):
+            value = _val(node)
+            if isinstance(value, torch.SymInt) and value.node.expr.is_Symbol:
+                self.inputs.setdefault(value.node.expr, node)
+
+    def check(self, query: torch.fx.Node) -> None:
+        self._build(_val(query), None)
+
+    def replace(self, query: torch.fx.Node) -> None:
+        with self.graph.inserting_before(query):
+            query.replace_all_uses_with(self._build(_val(query), self.graph))
+        self.graph.erase_node(query)
+
+    def _build(self, value: Any, graph: torch.fx.Graph | None) -> Any:
+        if not isinstance(value, torch.SymInt):
+            raise _Refused(f"{value!r}, a size the fusion removes a tensor for, is not an integer")
+        return self._expression(value.node.expr, graph)
+
+    def _expression(self, expr: Any, graph: torch.fx.Graph | None) -> Any:
+        import sympy
+        from torch.utils._sympy.functions import FloorDiv
+
+        if expr.is_Integer:
+            return int(expr)
+        if expr.is_Symbol:
+            if expr not in self.inputs:
+                raise _Refused(f"the size {expr} is not an input of the graph")
+            return self.inputs[expr]
+        functions = {sympy.Mul: operator.mul, sympy.Add: operator.add, FloorDiv: operator.floordiv}
+        fn = functions.get(type(expr))
+        if fn is None or (fn is operator.floordiv and len(expr.args) != 2):
+            raise _Refused(f"the size {expr} is not a product, sum or floor division of inputs")
+        args = [self._expression(a, graph) for a in expr.args]
+        if graph is None:
+            return None
+        result = args[0]
+        for arg in args[1:]:
+            node = graph.call_function(fn, (result, arg))
+            node.meta["val"] = fn(_val(result) if isinstance(result, torch.fx.Node) else result,
+                                  _val(arg) if isinstance(arg, torch.fx.Node) else arg)
+            result = node
+        return result
 
 
 def _storage_span_elements(t: torch.Tensor) -> Any:
@@ -140,6 +227,12 @@ class _LaunchFusion:
         self.order = {n: i for i, n in enumerate(graph.nodes)}
         self.written = list(node.kwargs["tensors_to_clone"])
         self.getitems: dict[str, torch.fx.Node] = {}
+        # Per fused argument: the reshaping views between it and its pointwise code (graph
+        # order), and the node whose value the fused code sees in place of the tensor: an
+        # epilogue's getitem or last view, a prologue's sink.
+        self.views: dict[str, list[torch.fx.Node]] = {}
+        self.sizes = _SymbolicSizes(graph)
+        self.value: dict[str, torch.fx.Node] = {}
         for user in node.users:
             if user.target is not operator.getitem:
                 raise _Refused(f"{user.name} uses the launch's result as a whole")
@@ -189,12 +282,18 @@ class _LaunchFusion:
             raise _Refused("its buffer is not a fresh torch.empty, so elements the kernel does not write "
                            "would keep values that never went through the epilogue")
         getitem = self.getitems.get(name)
-        if getitem is None or not getitem.users:
+        if getitem is None or not _data_users(getitem):
             raise _Refused("its result is not used")
-        inside = {getitem}
+        # Size queries of the getitem and its views are answered by the fused result's.
+        root, views = getitem, []
+        while len(_data_users(root)) == 1 and _reshaping_view(next(iter(_data_users(root)))):
+            root = next(iter(_data_users(root)))
+            views.append(root)
+        passthrough = {getitem, *views}  # their size queries move to the fused result
+        inside = set(passthrough)
         region: list[torch.fx.Node] = []
         for candidate in sorted(self.descendants, key=self.order.__getitem__):
-            if self.order[candidate] <= self.order[getitem] or len(region) >= _MAX_REGION:
+            if self.order[candidate] <= self.order[root] or len(region) >= _MAX_REGION:
                 continue
             inputs = [a for a in candidate.all_input_nodes if a in self.descendants]
             if is_pointwise(candidate) and inputs and all(a in inside for a in inputs):
@@ -203,19 +302,21 @@ class _LaunchFusion:
         # The largest sink whose ancestors in the region are used only inside it.
         for sink in reversed(region):
             members = self._ancestors_within(sink, inside) | {sink}
-            if getitem in members and all(set(m.users) <= members for m in members if m is not sink):
+            if getitem in members and all((_data_users(m) if m in passthrough else set(m.users)) <= members
+                                          for m in members if m is not sink):
                 break
         else:
-            raise _Refused(f"{', '.join(sorted(u.name for u in getitem.users))} is not a pointwise op the fusion "
+            raise _Refused(f"{', '.join(sorted(u.name for u in _data_users(root)))} is not a pointwise op the fusion "
                            "translates, or the result is used elsewhere too")
         chosen = [n for n in region if n in members]
-        out, result = self.vals[name], _val(sink)
+        out, result = _val(root), _val(sink)
         if not _same_layout(result, out):
             raise _Refused(f"the epilogue's result {sink.name} has another shape or layout than the written tensor")
         operands = self._operand_nodes(chosen, members)
         self._hoist([o for o in operands if self.order[o] > self.order[self.node]])
         between = [n for n in self.graph.nodes if self.order[self.node] < self.order[n] < self.order[sink]]
         _check_no_writes(between, operands, "between the launch and the epilogue")
+        self.views[name], self.value[name] = views, root
         return chosen, sink, operands
 
     def _hoist(self, late: list[torch.fx.Node]) -> None:
@@ -264,11 +365,20 @@ class _LaunchFusion:
         ops = set(accessed.read_ops.get(name, ()))
         if ops != {"tt.load"}:
             raise _Refused(f"the kernel reads it with {sorted(ops) or 'unknown ops'}, not only tl.load")
-        sink = self.kwargs[name]
+        argument, views = self.kwargs[name], []
+        sink = argument
+        while _reshaping_view(sink):
+            views.insert(0, sink)
+            sink = sink.args[0]
         if not isinstance(sink, torch.fx.Node) or not is_pointwise(sink):
             raise _Refused("it is not computed by a pointwise op the fusion translates")
-        if set(sink.users) != {self.node} or sum(v is sink for v in self.kwargs.values()) != 1:
-            raise _Refused(f"{sink.name} is used elsewhere too")
+        if sum(v is argument for v in self.kwargs.values()) != 1:
+            raise _Refused(f"{argument.name} is passed as another argument too")
+        for node, user in zip([sink, *views], [*views, self.node]):
+            if _data_users(node) != {user}:
+                raise _Refused(f"{node.name} is used elsewhere too")
+            for query in _metadata_users(node):  # rebuilt from the graph's inputs when it goes
+                self.sizes.check(query)
         members = {sink}
         changed = True
         while changed and len(members) < _MAX_REGION:
@@ -285,6 +395,7 @@ class _LaunchFusion:
         between = [n for n in self.graph.nodes if self.order[region[0]] < self.order[n] < self.order[self.node]
                    and n not in members]
         _check_no_writes(between, operands, "between the prologue and the launch")
+        self.views[name], self.value[name] = views, sink
         return region, sink, operands
 
 
@@ -357,7 +468,8 @@ def fuse_pointwise(graph: torch.fx.Graph, node: torch.fx.Node) -> torch.fx.Node:
     new_node = _replace(launch, fused.key, {arg: candidates[arg] for arg in plans},
                         {arg: list(plans[arg][2]) for arg in plans})
     log.debug("launch %s (kernel %s): fused %s; not fused %s. Fused kernel %s:\n%s", node.name, name,
-              {arg: [n.name for n in candidates[arg][1]] for arg in plans}, refusals, fused.key, fused.source)
+              {arg: [n.name for n in sorted([*launch.views[arg], *candidates[arg][1]], key=launch.order.__getitem__)]
+               for arg in plans}, refusals, fused.key, fused.source)
     _trace.fusion(node.name, name, {arg: candidates[arg][0] for arg in plans}, refusals, fused.source)
     return new_node
 
@@ -390,13 +502,13 @@ def _plan(launch: _LaunchFusion, arg: str, index: int, kind: str, region: list[t
           sink: torch.fx.Node, operands: list[torch.fx.Node], reduces: bool
           ) -> tuple[FusedArgument, str, dict[torch.fx.Node, Operand]]:
     """The fused argument, its helper's source and its operands' parameters."""
-    fused_tensor = _val(sink) if kind == "prologue" else launch.vals[arg]
+    fused_tensor = _val(launch.value[arg])  # the kernel's element offsets index this tensor
     inputs = {}
     for i, operand in enumerate(operands):
         inputs[operand] = Operand(f"_tth_{arg}_{i}", operand_offset(fused_tensor, _val(operand)))
     helper = f"_tth_{kind}_{index}"
     if kind == "epilogue":
-        source = helper_source(helper, kind, region, inputs, launch.getitems[arg], sink, _val(sink).dtype,
+        source = helper_source(helper, kind, region, inputs, launch.value[arg], sink, _val(sink).dtype,
                                launch.target)
         element = launch.vals[arg].dtype
     else:
@@ -433,13 +545,28 @@ def _replace(launch: _LaunchFusion, fused_key: str,
         new_node.meta["val"] = tuple(
             _compat_inductor.clone_fake(_val(kwargs[n])) for n in launch.written)
     with graph.inserting_after(new_node):
+        new_getitems = {}
         for arg, getitem in launch.getitems.items():
             index = launch.written.index(arg)
-            new_getitem = graph.call_function(operator.getitem, (new_node, index))
-            new_getitem.meta["val"] = new_node.meta["val"][index]
-            (results.get(arg, getitem)).replace_all_uses_with(new_getitem)
-    # Later nodes first: epilogues, the getitems, the launch, then prologues.
+            new_getitems[arg] = graph.call_function(operator.getitem, (new_node, index))
+            new_getitems[arg].meta["val"] = new_node.meta["val"][index]
+    for arg, getitem in launch.getitems.items():
+        if arg in results:  # an epilogue: its result is the new getitem, through the same views
+            views = launch.views[arg]
+            new_views = _view_again(graph, new_getitems[arg], views)
+            results[arg].replace_all_uses_with(new_views[-1] if new_views else new_getitems[arg])
+            for old, new in zip([getitem, *views], [new_getitems[arg], *new_views]):
+                for query in _metadata_users(old):  # the same sizes, another dtype
+                    query.replace_input_with(old, new)
+        else:
+            getitem.replace_all_uses_with(new_getitems[arg])
+    for arg, (kind, region, sink, _) in candidates.items():
+        if kind == "prologue":
+            for query in [q for n in [sink, *launch.views[arg]] for q in _metadata_users(n)]:
+                launch.sizes.replace(query)
+    # Later nodes first: epilogues, their views, the getitems, the launch, prologues' views, prologues.
     dead = [n for kind, region, sink, _ in candidates.values() for n in region] + [*launch.getitems.values(), node]
+    dead += [view for arg in candidates for view in launch.views[arg]]
     for n in sorted(set(dead), key=launch.order.__getitem__, reverse=True):
         if not n.users:
             graph.erase_node(n)
@@ -448,6 +575,20 @@ def _replace(launch: _LaunchFusion, fused_key: str,
         if isinstance(buffer, torch.fx.Node) and not buffer.users and buffer.target in _EMPTY:
             graph.erase_node(buffer)
     return new_node
+
+
+def _view_again(graph: torch.fx.Graph, value: torch.fx.Node, views: list[torch.fx.Node]) -> list[torch.fx.Node]:
+    """`views` (a chain of reshaping views) applied to `value`, each new view placed just before
+    the view it copies (the sizes it takes are defined there)."""
+    new_views = []
+    for view in views:
+        with graph.inserting_before(view):
+            old = _val(view)
+            value = graph.call_function(view.target, (value, *view.args[1:]), dict(view.kwargs))
+            value.meta.update({k: v for k, v in view.meta.items() if k not in ("val", "tensor_meta")})
+            value.meta["val"] = old.new_empty_strided(old.size(), old.stride(), dtype=_val(value.args[0]).dtype)
+            new_views.append(value)
+    return new_views
 
 
 def _new_buffer(graph: torch.fx.Graph, empty: torch.fx.Node, dtype: torch.dtype) -> torch.fx.Node:

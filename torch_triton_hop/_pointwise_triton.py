@@ -26,7 +26,7 @@ import torch
 
 from ._fusion_source import NotFusible
 
-__all__ = ["Operand", "helper_source", "operand_offset", "TRITON_DTYPES", "is_pointwise"]
+__all__ = ["Operand", "helper_source", "operand_offset", "TRITON_DTYPES", "is_pointwise", "is_row_major"]
 
 aten, prims = torch.ops.aten, torch.ops.prims
 
@@ -290,12 +290,16 @@ def operand_offset(fused: torch.Tensor, operand: torch.Tensor) -> str | None:
         return None
     if all(statically_known_true(op_strides[d] == strides[d]) for d in live):
         return "offset"
-    order = sorted(live, key=lambda d: _static(strides[d], "a stride of the fused tensor"), reverse=True)
-    expected = 1
-    for d in reversed(order):  # dense: each stride is the product of the sizes inside it
-        if _static(strides[d], "a stride of the fused tensor") != expected:
-            raise NotFusible("the fused tensor is not dense, so element offsets do not map to indices")
-        expected *= _static(sizes[d], "a size of the fused tensor") if d != order[0] else 1
+    if is_row_major(fused):  # provably, also where sizes are symbolic (dynamic batch and sequence)
+        order = live
+    else:
+        order = sorted(live, key=lambda d: _static(strides[d], "a stride of the fused tensor"), reverse=True)
+        expected = 1
+        for d in reversed(order):  # dense: each stride is the product of the sizes inside it
+            if _static(strides[d], "a stride of the fused tensor") != expected:
+                raise NotFusible("the fused tensor is not dense, so element offsets do not map to indices")
+            expected *= _static(sizes[d], "a size of the fused tensor") if d != order[0] else 1
+    # Only the dimensions the operand moves along need static sizes and strides.
     terms = []
     for position, d in enumerate(order):
         op_stride = _static(op_strides[d], "a stride of an operand")
@@ -309,6 +313,21 @@ def operand_offset(fused: torch.Tensor, operand: torch.Tensor) -> str | None:
             term = f"({term} % {_static(sizes[d], 'a size of the fused tensor')})"
         terms.append(term if op_stride == 1 else f"{term} * {op_stride}")
     return " + ".join(terms)
+
+
+def is_row_major(t: torch.Tensor) -> bool:
+    """Provably contiguous in row-major order (size-1 dimensions may have any stride), for
+    symbolic sizes too."""
+    from torch.fx.experimental.symbolic_shapes import statically_known_true
+
+    expected: Any = 1
+    for size, stride in reversed(list(zip(t.size(), t.stride()))):
+        if statically_known_true(size == 1):
+            continue
+        if not statically_known_true(stride == expected):
+            return False
+        expected = expected * size
+    return True
 
 
 def _static(value: Any, what: str) -> int:
