@@ -17,6 +17,7 @@ import pytest
 import torch
 import triton
 from torch._dynamo.utils import counters
+from torch._inductor.utils import run_and_get_code
 
 import torch_triton_hop
 from torch_triton_hop import wrap_triton
@@ -253,11 +254,11 @@ def rows_3d(x):
     return out.view(*shape)
 
 
-@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic_batch_and_sequence"])
+@pytest.mark.parametrize("dynamic", ["static", "batch_and_sequence", "every_size"])
 def test_pointwise_code_beyond_a_reshaping_view_is_fused(dynamic):
     x16, r, b = (torch.randn(2, 3, 40, device=DEVICE).half(), torch.randn(2, 3, 40, device=DEVICE),
                  torch.randn(40, device=DEVICE))
-    if dynamic:  # as torch.compile's automatic dynamic shapes make them after a new batch / length
+    if dynamic == "batch_and_sequence":  # as automatic dynamic shapes make them after a new batch / length
         for t in (x16, r):
             torch._dynamo.mark_dynamic(t, 0)
             torch._dynamo.mark_dynamic(t, 1)
@@ -265,11 +266,19 @@ def test_pointwise_code_beyond_a_reshaping_view_is_fused(dynamic):
     def f(x16, r, b):  # a prologue before the view into the kernel, an epilogue after the view out
         return ((rows_3d(x16.float() * 0.5) + b) * r).to(torch.float16)
 
-    out, code = compiled(f, x16, r, b)
+    # dynamic=True: the hidden size too is symbolic; the bias's index arithmetic takes it as an argument
+    torch._dynamo.reset()
+    fn = torch.compile(f, fullgraph=True, dynamic=dynamic == "every_size")
+    out, codes = run_and_get_code(fn, x16, r, b)
+    code = "\n".join(codes)
     assert out.shape == (2, 3, 40) and out.dtype == torch.float16
     torch.testing.assert_close(out, f(x16, r, b), rtol=0, atol=0)
     assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
     assert len(allocations(code)) == 1  # the result itself
+    hidden = 24 if dynamic == "every_size" else 40
+    other = (torch.randn(3, 5, hidden, device=DEVICE).half(), torch.randn(3, 5, hidden, device=DEVICE),
+             torch.randn(hidden, device=DEVICE))
+    torch.testing.assert_close(fn(*other), f(*other), rtol=0, atol=0)  # no size baked into the fused code
 
 
 def test_a_view_that_reorders_elements_is_not_looked_through():
@@ -402,6 +411,24 @@ def test_fusion_switched_off(data, monkeypatch):
     monkeypatch.setattr(torch_triton_hop.config, "fusion", False)
     out, code = compiled(lambda x, y, b: torch.relu(add(x, y) + b), x, y, b)
     assert fused_launches(code) == [] and len(pointwise_kernels(code)) == 1
+
+
+def test_a_failure_inside_the_fusion_pass_leaves_the_launch_unfused_and_warns(data, monkeypatch, caplog):
+    """Fusion is an optimisation: an unexpected error while planning it (here injected into the
+    source rewrite) costs the fusion, not the compile, and is reported."""
+    import torch_triton_hop._fusion as fusion
+
+    def broken(*args, **kwargs):
+        raise ValueError("injected failure")
+
+    monkeypatch.setattr(fusion, "rewrite_kernel_source", broken)
+    x, y, _, b = data
+    f = lambda x, y, b: torch.relu(add(x, y) + b)  # noqa: E731
+    with caplog.at_level(logging.WARNING, logger=FUSION_LOG):
+        out, code = compiled(f, x, y, b)
+    torch.testing.assert_close(out, f(x, y, b))
+    assert fused_launches(code) == [] and len(pointwise_kernels(code)) == 1
+    assert "the fusion pass failed" in caplog.text and "injected failure" in caplog.text
 
 
 # --- the source rewrite -------------------------------------------------------------------

@@ -25,8 +25,10 @@
 #    loads read no more bytes per element than the tensor they replace, and never into a
 #    kernel that calls tl.dot (measured: a dequantising prologue in a matmul's main loop ran
 #    1.36x slower than the separate pass it saves, H200);
-#  - the ops are ones _pointwise_triton translates, sizes the index arithmetic needs are
-#    static, and no shared_memory group (aliased arguments) is involved.
+#  - the ops are ones _pointwise_triton translates, and no shared_memory group (aliased
+#    arguments) is involved. A symbolic size the index arithmetic of a broadcast operand
+#    divides by becomes an argument of the fused kernel, computed from the graph's SymInt
+#    inputs (_SymbolicSizes).
 # Views that only reshape (a contiguous tensor viewed as another contiguous shape, as Liger's
 # ops do with `X.view(-1, dim)` and `Y.view(*shape)`) may stand between the launch and an
 # epilogue, or between a prologue and the launch: every element keeps its offset, so the fused
@@ -121,9 +123,10 @@ def _metadata_users(node: torch.fx.Node) -> list[torch.fx.Node]:
 
 
 class _SymbolicSizes:
-    """Rebuilds a symbolic size from the graph's SymInt inputs, for a size query of a tensor
-    that fusion removes (a prologue's view): products, sums and floor divisions of input
-    symbols, the expressions reshapes make."""
+    """Rebuilds a symbolic size from the graph's SymInt inputs: for a size query of a tensor
+    that fusion removes (a prologue's view), and for a size the fused code's index arithmetic
+    takes as an argument. Products, sums and floor divisions of input symbols, the
+    expressions reshapes make."""
 
     def __init__(self, graph: torch.fx.Graph) -> None:
         self.graph = graph
@@ -134,16 +137,23 @@ class _SymbolicSizes:
                 self.inputs.setdefault(value.node.expr, node)
 
     def check(self, query: torch.fx.Node) -> None:
-        self._build(_val(query), None)
+        self.check_value(_val(query))
+
+    def check_value(self, value: Any) -> None:
+        self._build(value, None)
+
+    def node(self, value: Any) -> Any:
+        """A node computing `value` (an int where it is one), at the graph's insertion point."""
+        return self._build(value, self.graph)
 
     def replace(self, query: torch.fx.Node) -> None:
         with self.graph.inserting_before(query):
-            query.replace_all_uses_with(self._build(_val(query), self.graph))
+            query.replace_all_uses_with(self.node(_val(query)))
         self.graph.erase_node(query)
 
     def _build(self, value: Any, graph: torch.fx.Graph | None) -> Any:
         if not isinstance(value, torch.SymInt):
-            raise _Refused(f"{value!r}, a size the fusion removes a tensor for, is not an integer")
+            raise _Refused(f"{value!r}, a size the fused code needs, is not an integer")
         return self._expression(value.node.expr, graph)
 
     def _expression(self, expr: Any, graph: torch.fx.Graph | None) -> Any:
@@ -403,31 +413,52 @@ def _wide(t: torch.Tensor) -> bool:
     return not _static_less(_storage_span_elements(t), _INT32_LIMIT)
 
 
-def _bytes_per_element(fused: torch.Tensor, operands: list[torch.fx.Node]) -> int:
-    return sum(_val(o).element_size() for o in operands if operand_offset(fused, _val(o)) is not None)
-
-
 def fuse_pointwise(graph: torch.fx.Graph, node: torch.fx.Node) -> torch.fx.Node:
     """Fold pointwise prologues and epilogues into functional launch `node` where exact (see
     [Note: Fusing pointwise code into user kernels]); returns the launch now in its place."""
     if not config.fusion:
         return node
+    try:
+        planned = _plan_launch(graph, node)
+    except Exception:  # noqa: BLE001 - an optimisation: a failure to plan leaves the launch as it was
+        log.warning("launch %s (kernel %s): not fused: the fusion pass failed; the launch runs unfused. Please "
+                    "report this with the traceback:", node.name, kernel_key_name(node.kwargs["kernel"]),
+                    exc_info=True)
+        return node
+    if planned is None:
+        return node
+    launch, fused, candidates, plans, refusals = planned
+    # Nothing above changed what the graph computes (operands moved before the launch compute
+    # the same values); from here the launch is replaced.
+    new_node = _replace(launch, fused.key, {arg: candidates[arg] for arg in plans},
+                        {arg: list(plans[arg][2]) for arg in plans}, {k: v for p in plans.values() for k, v in p[3].items()})
+    log.debug("launch %s (kernel %s): fused %s; not fused %s. Fused kernel %s:\n%s", node.name,
+              kernel_key_name(node.kwargs["kernel"]),
+              {arg: [n.name for n in sorted([*launch.views[arg], *candidates[arg][1]], key=launch.order.__getitem__)]
+               for arg in plans}, refusals, fused.key, fused.source)
+    _trace.fusion(node.name, kernel_key_name(node.kwargs["kernel"]), {arg: candidates[arg][0] for arg in plans},
+                  refusals, fused.source)
+    return new_node
+
+
+def _plan_launch(graph: torch.fx.Graph, node: torch.fx.Node) -> Any:
+    """What to fuse into `node` and the fused kernel, or None (the reasons logged)."""
     key = node.kwargs["kernel"]
     name = kernel_key_name(key)
     if key.startswith(DERIVED_KERNEL_MODULE + ":") or any(
             c.get("block_shapes") for c in json.loads(node.kwargs["configs"])):
-        return node  # already fused; or descriptors whose block shapes configs set
+        return None  # already fused; or descriptors whose block shapes configs set
     base = base_kernel(kernel_side_table.get_kernel(key))
     try:
         launch = _LaunchFusion(graph, node, interpreted=_compat.is_interpreted_kernel(base))
     except _Refused as e:
         log.debug("launch %s (kernel %s): nothing fused: %s", node.name, name, e)
-        return node
+        return None
     accessed = tensors_accessed(key, node.kwargs["constant_args"], node.kwargs["configs"], launch.vals)
     if accessed.fallback_reason:
         log.debug("launch %s (kernel %s): nothing fused: the analysis could not decide (%s)", node.name, name,
                   accessed.fallback_reason)
-        return node
+        return None
     fn = _compat.python_function(base)
     candidates: dict[str, tuple[str, list[torch.fx.Node], torch.fx.Node, list[torch.fx.Node]]] = {}
     refusals: dict[str, str] = {}
@@ -443,7 +474,7 @@ def fuse_pointwise(graph: torch.fx.Graph, node: torch.fx.Node) -> torch.fx.Node:
             candidates[arg] = ("prologue", *launch.prologue(arg, accessed))
         except (_Refused, NotFusible) as e:
             refusals[arg] = str(e)
-    plans: dict[str, tuple[FusedArgument, str, dict[torch.fx.Node, Operand]]] = {}
+    plans: dict[str, tuple[FusedArgument, str, dict[torch.fx.Node, Operand], dict[str, torch.SymInt]]] = {}
     for index, (arg, (kind, region, sink, operands)) in enumerate(candidates.items()):
         try:
             plans[arg] = _plan(launch, arg, index, kind, region, sink, operands, accessed.reduces)
@@ -451,35 +482,53 @@ def fuse_pointwise(graph: torch.fx.Graph, node: torch.fx.Node) -> torch.fx.Node:
             alone = rewrite_kernel_source(kernel_python_source(fn), fn.__globals__, [plans[arg][0]],
                                           list(plans[arg][0].operands))
             if kind == "prologue" and arg in alone.loads_in_loops:
-                _check_prologue_in_loop(alone.calls_dot, _val(sink), operands)
+                _check_prologue_in_loop(alone.calls_dot, _val(sink), plans[arg][2])
         except (NotFusible, _Refused) as e:
             refusals[arg] = str(e)
             plans.pop(arg, None)
     if not plans:
         log.debug("launch %s (kernel %s): nothing fused (%s)", node.name, name, refusals)
-        return node
+        return None
     recipe = FusionRecipe(key, tuple(p[0] for p in plans.values()), tuple((p[0].helper, p[1]) for p in plans.values()),
                           tuple(param for p in plans.values() for param in p[0].operands))
     try:
         fused = build_fused_kernel(recipe)
-    except NotFusible as e:
+        _check_fused_kernel(launch, fused.key, candidates, plans, accessed)
+    except (NotFusible, _Refused) as e:
         log.debug("launch %s (kernel %s): nothing fused: %s", node.name, name, e)
-        return node
-    new_node = _replace(launch, fused.key, {arg: candidates[arg] for arg in plans},
-                        {arg: list(plans[arg][2]) for arg in plans})
-    log.debug("launch %s (kernel %s): fused %s; not fused %s. Fused kernel %s:\n%s", node.name, name,
-              {arg: [n.name for n in sorted([*launch.views[arg], *candidates[arg][1]], key=launch.order.__getitem__)]
-               for arg in plans}, refusals, fused.key, fused.source)
-    _trace.fusion(node.name, name, {arg: candidates[arg][0] for arg in plans}, refusals, fused.source)
-    return new_node
+        return None
+    return launch, fused, candidates, plans, refusals
 
 
-def _check_prologue_in_loop(calls_dot: bool, replaced: torch.Tensor, operands: list[torch.fx.Node]) -> None:
+def _check_fused_kernel(launch: _LaunchFusion, fused_key: str, candidates: dict[str, Any], plans: dict[str, Any],
+                        accessed: Any) -> None:
+    """The fused kernel compiles (to TTIR, no driver needed) with the launch's new arguments and
+    writes what the kernel wrote; its analysis is cached for the lowering that follows."""
+    vals = dict(launch.vals)
+    for arg, (_, inputs, sizes) in ((a, (p[0], p[2], p[3])) for a, p in plans.items()):
+        kind, _, sink, _ = candidates[arg]
+        vals.update({operand.param: _val(node) for node, operand in inputs.items()})
+        vals.update(sizes)
+        if kind == "epilogue":
+            out = launch.vals[arg]
+            vals[arg] = out.new_empty_strided(out.size(), out.stride(), dtype=_val(sink).dtype)
+        else:
+            vals[arg] = max((_val(n) for n in inputs), key=lambda t: t.dim())
+    node = launch.node
+    fused = tensors_accessed(fused_key, node.kwargs["constant_args"], node.kwargs["configs"], vals)
+    if fused.fallback_reason:
+        raise _Refused(f"the fused kernel could not be analysed ({fused.fallback_reason})")
+    if set(fused.writes) != set(accessed.writes):
+        raise _Refused(f"the fused kernel writes {sorted(fused.writes)} where the kernel writes {sorted(accessed.writes)}")
+
+
+def _check_prologue_in_loop(calls_dot: bool, replaced: torch.Tensor, inputs: dict[torch.fx.Node, Operand]) -> None:
     """A prologue on a tensor the kernel loads in a loop (it may re-read each element)."""
     if calls_dot:
         raise _Refused("the kernel loads it in a loop and calls tl.dot: a tiled matmul re-reads its inputs in its "
                        "main loop, where pointwise work on the loads costs more than the pass over memory it saves")
-    loaded = _bytes_per_element(replaced, operands)
+    # Bytes each element's loads read (an operand broadcast to all is one load, not per element).
+    loaded = sum(_val(o).element_size() for o, operand in inputs.items() if operand.offset is not None)
     if loaded > replaced.element_size():
         raise _Refused(f"the prologue would load {loaded} bytes per element instead of {replaced.element_size()}, "
                        "in a loop that may re-read them")
@@ -500,33 +549,45 @@ def _vector_width(original: torch.dtype, accessed: list[torch.dtype]) -> int | N
 
 def _plan(launch: _LaunchFusion, arg: str, index: int, kind: str, region: list[torch.fx.Node],
           sink: torch.fx.Node, operands: list[torch.fx.Node], reduces: bool
-          ) -> tuple[FusedArgument, str, dict[torch.fx.Node, Operand]]:
-    """The fused argument, its helper's source and its operands' parameters."""
+          ) -> tuple[FusedArgument, str, dict[torch.fx.Node, Operand], dict[str, torch.SymInt]]:
+    """The fused argument, its helper's source, its operands' parameters, and the parameters
+    holding symbolic sizes its index arithmetic divides by (dynamic shapes)."""
     fused_tensor = _val(launch.value[arg])  # the kernel's element offsets index this tensor
+    sizes: dict[str, torch.SymInt] = {}
+
+    def size_param(value: torch.SymInt) -> str:
+        for name, known in sizes.items():
+            if known.node.expr == value.node.expr:
+                return name
+        launch.sizes.check_value(value)  # passed as an argument: it must be computable in the graph
+        sizes[f"_tth_{arg}_size{len(sizes)}"] = value
+        return next(reversed(sizes))
+
     inputs = {}
     for i, operand in enumerate(operands):
-        inputs[operand] = Operand(f"_tth_{arg}_{i}", operand_offset(fused_tensor, _val(operand)))
+        inputs[operand] = Operand(f"_tth_{arg}_{i}", operand_offset(fused_tensor, _val(operand), size_param))
     helper = f"_tth_{kind}_{index}"
     if kind == "epilogue":
         source = helper_source(helper, kind, region, inputs, launch.value[arg], sink, _val(sink).dtype,
-                               launch.target)
+                               launch.target, tuple(sizes))
         element = launch.vals[arg].dtype
     else:
-        source = helper_source(helper, kind, [n for n in region], inputs, None, sink, _val(sink).dtype, launch.target)
+        source = helper_source(helper, kind, region, inputs, None, sink, _val(sink).dtype, launch.target,
+                               tuple(sizes))
         element = _val(sink).dtype
     wide = any(_wide(t) for t in [fused_tensor, *(_val(o) for o in operands)])
     # Per-element accesses of the fused code (a scalar operand is one load, of no layout).
     accessed = [_val(o).dtype for o, operand in inputs.items() if operand.offset is not None]
     accessed += [_val(sink).dtype] if kind == "epilogue" else []
     vector_width = _vector_width(element, accessed) if reduces else None
-    argument = FusedArgument(arg, kind, helper, tuple(o.param for o in inputs.values()), wide,
+    argument = FusedArgument(arg, kind, helper, (*(o.param for o in inputs.values()), *sizes), wide,
                              TRITON_DTYPES[element].removeprefix("tl."), vector_width)
-    return argument, source, inputs
+    return argument, source, inputs, sizes
 
 
 def _replace(launch: _LaunchFusion, fused_key: str,
              candidates: dict[str, tuple[str, list[torch.fx.Node], torch.fx.Node, list[torch.fx.Node]]],
-             operands: dict[str, list[torch.fx.Node]]) -> torch.fx.Node:
+             operands: dict[str, list[torch.fx.Node]], sizes: dict[str, torch.SymInt]) -> torch.fx.Node:
     graph, node = launch.graph, launch.node
     kwargs = dict(launch.kwargs)
     results: dict[str, torch.fx.Node] = {}  # epilogue argument -> node whose uses the fused result takes
@@ -539,6 +600,7 @@ def _replace(launch: _LaunchFusion, fused_key: str,
                 results[arg] = sink
             else:  # the argument is no longer loaded; one of the operands keeps the signature
                 kwargs[arg] = max(operands[arg], key=lambda o: _val(o).dim())
+        kwargs.update({param: launch.sizes.node(value) for param, value in sizes.items()})
         new_node = graph.call_function(triton_kernel_wrapper_functional, (),
                                        {**node.kwargs, "kernel": fused_key, "kwargs": kwargs})
         new_node.meta.update({k: v for k, v in node.meta.items() if k not in ("val", "tensor_meta")})

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -213,7 +213,8 @@ class _Translator:
 
 
 def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict[torch.fx.Node, Operand],
-                  value: torch.fx.Node | None, result: torch.fx.Node, result_dtype: torch.dtype, target: str) -> str:
+                  value: torch.fx.Node | None, result: torch.fx.Node, result_dtype: torch.dtype, target: str,
+                  sizes: tuple[str, ...] = ()) -> str:
     """Source of a @triton.jit helper computing the region `nodes` (graph order).
 
     kind "epilogue": ``name(value, offset, mask, *operands)``; `value` (the FX node of the
@@ -222,7 +223,7 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
     `other` where the load's mask is off.
     """
     translator = _Translator(target)
-    params = [operand.param for operand in inputs.values()]
+    params = [operand.param for operand in inputs.values()] + list(sizes)  # sizes: symbolic ones the offsets use
     if kind == "epilogue":
         assert value is not None
         dtype = value.meta["val"].dtype
@@ -267,13 +268,15 @@ def _rounded(value: str, dtype: torch.dtype, target: str) -> str:
     return f"{value}.to({TRITON_DTYPES[dtype]})"
 
 
-def operand_offset(fused: torch.Tensor, operand: torch.Tensor) -> str | None:
+def operand_offset(fused: torch.Tensor, operand: torch.Tensor,
+                   size_param: Callable[[torch.SymInt], str] | None = None) -> str | None:
     """The offset, in `operand`'s elements, of the element of `operand` (broadcast to
     `fused`'s shape) at each lane whose element offset in `fused` is ``offset``.
 
     Returns "offset" where the layouts agree, None for a single element broadcast to all,
-    and index arithmetic (``offset // s % n * t`` terms) otherwise. Raises NotFusible
-    where a size or stride it needs is symbolic, or `fused` is not dense.
+    and index arithmetic (``offset // s % n * t`` terms) otherwise. A symbolic size or stride
+    the arithmetic needs is the kernel parameter `size_param` names for it; without
+    `size_param`, and where `fused` is not provably dense, raises NotFusible.
     """
     from torch.fx.experimental.symbolic_shapes import statically_known_true
 
@@ -299,19 +302,23 @@ def operand_offset(fused: torch.Tensor, operand: torch.Tensor) -> str | None:
             if _static(strides[d], "a stride of the fused tensor") != expected:
                 raise NotFusible("the fused tensor is not dense, so element offsets do not map to indices")
             expected *= _static(sizes[d], "a size of the fused tensor") if d != order[0] else 1
-    # Only the dimensions the operand moves along need static sizes and strides.
+    # Only the dimensions the operand moves along need their sizes and strides.
+    def text(value: Any, what: str) -> str:
+        if size_param is None or _is_static(value):
+            return str(_static(value, what))
+        return size_param(value)
+
     terms = []
     for position, d in enumerate(order):
-        op_stride = _static(op_strides[d], "a stride of an operand")
-        if op_stride == 0:
+        if statically_known_true(op_strides[d] == 0):
             continue
         term = "offset"
-        stride = _static(strides[d], "a stride of the fused tensor")
-        if stride != 1:
-            term = f"({term} // {stride})"
+        if not statically_known_true(strides[d] == 1):
+            term = f"({term} // {text(strides[d], 'a stride of the fused tensor')})"
         if position > 0:
-            term = f"({term} % {_static(sizes[d], 'a size of the fused tensor')})"
-        terms.append(term if op_stride == 1 else f"{term} * {op_stride}")
+            term = f"({term} % {text(sizes[d], 'a size of the fused tensor')})"
+        terms.append(term if statically_known_true(op_strides[d] == 1)
+                     else f"{term} * {text(op_strides[d], 'a stride of an operand')}")
     return " + ".join(terms)
 
 
@@ -330,10 +337,12 @@ def is_row_major(t: torch.Tensor) -> bool:
     return True
 
 
+def _is_static(value: Any) -> bool:
+    return isinstance(value, int) or (isinstance(value, torch.SymInt) and value.node.is_constant())
+
+
 def _static(value: Any, what: str) -> int:
-    if isinstance(value, int):
-        return value
-    if isinstance(value, torch.SymInt) and value.node.is_constant():
+    if _is_static(value):
         return int(value)
     raise NotFusible(f"{what} is symbolic ({value}); broadcasting operands need it static")
 
