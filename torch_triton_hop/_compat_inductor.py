@@ -322,6 +322,14 @@ def sympy_value(value: Any) -> Any:
     return value.node.expr if isinstance(value, torch.SymInt) else value
 
 
+def sympy_floor_div() -> Any:
+    """The sympy function of `//` in symbolic sizes (torch 2.11-2.13:
+    torch.utils._sympy.functions.FloorDiv)."""
+    from torch.utils._sympy.functions import FloorDiv
+
+    return FloorDiv
+
+
 def add_to_graph_cache_keys(name: str, targets: tuple[Any, ...], value: Any) -> None:
     """Add `value()` to inductor's FX-graph cache key and AOTAutograd's cache key of every
     graph that calls one of `targets` (in any of its subgraphs), as the details' `name`.

@@ -28,7 +28,7 @@
 #  - the ops are ones _pointwise_triton translates, and no shared_memory group (aliased
 #    arguments) is involved. A symbolic size the index arithmetic of a broadcast operand
 #    divides by becomes an argument of the fused kernel, computed from the graph's SymInt
-#    inputs (_SymbolicSizes).
+#    inputs (_graph_sizes).
 # Views that only reshape (a contiguous tensor viewed as another contiguous shape, as Liger's
 # ops do with `X.view(-1, dim)` and `Y.view(*shape)`) may stand between the launch and an
 # epilogue, or between a prologue and the launch: every element keeps its offset, so the fused
@@ -54,6 +54,7 @@ import torch
 from . import _compat, _compat_inductor, _trace, config
 from ._fused_kernels import FusionRecipe, build_fused_kernel, kernel_python_source
 from ._fusion_source import FusedArgument, NotFusible, rewrite_kernel_source
+from ._graph_sizes import SymbolicSizes
 from ._hops import parse_shared_memory, tensors_accessed, triton_kernel_wrapper_functional, \
     triton_kernel_wrapper_mutation
 from ._pointwise_triton import TRITON_DTYPES, Operand, helper_source, is_pointwise, is_row_major, operand_offset
@@ -122,66 +123,6 @@ def _metadata_users(node: torch.fx.Node) -> list[torch.fx.Node]:
     return [u for u in node.users if u.target in _METADATA]
 
 
-class _SymbolicSizes:
-    """Rebuilds a symbolic size from the graph's SymInt inputs: for a size query of a tensor
-    that fusion removes (a prologue's view), and for a size the fused code's index arithmetic
-    takes as an argument. Products, sums and floor divisions of input symbols, the
-    expressions reshapes make."""
-
-    def __init__(self, graph: torch.fx.Graph) -> None:
-        self.graph = graph
-        self.inputs = {}
-        for node in graph.find_nodes(op="placeholder"):
-            value = _val(node)
-            if isinstance(value, torch.SymInt) and value.node.expr.is_Symbol:
-                self.inputs.setdefault(value.node.expr, node)
-
-    def check(self, query: torch.fx.Node) -> None:
-        self.check_value(_val(query))
-
-    def check_value(self, value: Any) -> None:
-        self._build(value, None)
-
-    def node(self, value: Any) -> Any:
-        """A node computing `value` (an int where it is one), at the graph's insertion point."""
-        return self._build(value, self.graph)
-
-    def replace(self, query: torch.fx.Node) -> None:
-        with self.graph.inserting_before(query):
-            query.replace_all_uses_with(self.node(_val(query)))
-        self.graph.erase_node(query)
-
-    def _build(self, value: Any, graph: torch.fx.Graph | None) -> Any:
-        if not isinstance(value, torch.SymInt):
-            raise _Refused(f"{value!r}, a size the fused code needs, is not an integer")
-        return self._expression(value.node.expr, graph)
-
-    def _expression(self, expr: Any, graph: torch.fx.Graph | None) -> Any:
-        import sympy
-        from torch.utils._sympy.functions import FloorDiv
-
-        if expr.is_Integer:
-            return int(expr)
-        if expr.is_Symbol:
-            if expr not in self.inputs:
-                raise _Refused(f"the size {expr} is not an input of the graph")
-            return self.inputs[expr]
-        functions = {sympy.Mul: operator.mul, sympy.Add: operator.add, FloorDiv: operator.floordiv}
-        fn = functions.get(type(expr))
-        if fn is None or (fn is operator.floordiv and len(expr.args) != 2):
-            raise _Refused(f"the size {expr} is not a product, sum or floor division of inputs")
-        args = [self._expression(a, graph) for a in expr.args]
-        if graph is None:
-            return None
-        result = args[0]
-        for arg in args[1:]:
-            node = graph.call_function(fn, (result, arg))
-            node.meta["val"] = fn(_val(result) if isinstance(result, torch.fx.Node) else result,
-                                  _val(arg) if isinstance(arg, torch.fx.Node) else arg)
-            result = node
-        return result
-
-
 def _storage_span_elements(t: torch.Tensor) -> Any:
     """One past the largest element offset of `t` (the offsets its lanes can hold)."""
     return 1 + sum((n - 1) * s for n, s in zip(t.size(), t.stride()))
@@ -241,7 +182,7 @@ class _LaunchFusion:
         # order), and the node whose value the fused code sees in place of the tensor: an
         # epilogue's getitem or last view, a prologue's sink.
         self.views: dict[str, list[torch.fx.Node]] = {}
-        self.sizes = _SymbolicSizes(graph)
+        self.sizes = SymbolicSizes(graph)
         self.value: dict[str, torch.fx.Node] = {}
         for user in node.users:
             if user.target is not operator.getitem:
@@ -557,7 +498,7 @@ def _plan(launch: _LaunchFusion, arg: str, index: int, kind: str, region: list[t
 
     def size_param(value: torch.SymInt) -> str:
         for name, known in sizes.items():
-            if known.node.expr == value.node.expr:
+            if _compat_inductor.sympy_value(known) == _compat_inductor.sympy_value(value):
                 return name
         launch.sizes.check_value(value)  # passed as an argument: it must be computable in the graph
         sizes[f"_tth_{arg}_size{len(sizes)}"] = value
