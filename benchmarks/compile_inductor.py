@@ -25,11 +25,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-if "TRITON_INTERPRET" not in os.environ:
-    import torch
+from _interpreter import use_interpreter_without_gpu  # noqa: E402
 
-    if not torch.cuda.is_available():
-        os.environ["TRITON_INTERPRET"] = "1"
+use_interpreter_without_gpu()  # before triton is imported
 
 import torch  # noqa: E402
 import triton  # noqa: E402

@@ -52,11 +52,9 @@ import types
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
-if "TRITON_INTERPRET" not in os.environ:
-    import torch
+from _interpreter import use_interpreter_without_gpu  # noqa: E402
 
-    if not torch.cuda.is_available():
-        os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported
+use_interpreter_without_gpu()  # before triton is imported
 
 import torch  # noqa: E402
 import torch._inductor.config as inductor_config  # noqa: E402

@@ -10,9 +10,18 @@ whichever there is, and on a GPU machine they are GPU tests: they get the `gpu` 
 
 import os
 
-import torch  # imports no triton
+# torch imports every module TORCH_LOGS names while it is imported: with TORCH_LOGS naming
+# torch_triton_hop that is this package, and triton with it, before TRITON_INTERPRET is set
+# below. Hidden while torch is imported, applied once it is set.
+_TORCH_LOGS = os.environ.pop("TORCH_LOGS", None)
+import torch  # noqa: E402  (imports no triton without TORCH_LOGS)
 
 os.environ.setdefault("TRITON_INTERPRET", "0" if torch.cuda.is_available() else "1")
+if _TORCH_LOGS is not None:
+    os.environ["TORCH_LOGS"] = _TORCH_LOGS
+    from torch_triton_hop._compat import reapply_torch_logs
+
+    reapply_torch_logs()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # triton 3.9 warns unless chosen; keep its default
 if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
     # A cache of this session's own: code compiled by an earlier checkout is never reused.

@@ -131,3 +131,46 @@ def test_the_chosen_config_is_the_one_that_runs(options, added):
     torch.testing.assert_close(make_fx(f)(x)(x), x + added)
     torch._dynamo.reset()
     torch.testing.assert_close(torch.compile(f, fullgraph=True)(x), x + added)
+
+
+SCRIPT_SETTING_TRITON_INTERPRET_AFTER_TORCH = """
+import os, warnings
+import torch  # with TORCH_LOGS naming torch_triton_hop, this imports the package and triton
+os.environ["TRITON_INTERPRET"] = "1"
+import triton, triton.language as tl
+import torch_triton_hop
+
+@triton.jit
+def row_sum(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    tl.store(out_ptr, tl.sum(tl.load(x_ptr + tl.arange(0, BLOCK)), axis=0))
+
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    kernel = torch_triton_hop.wrap_triton(row_sum)
+print("WARNINGS:", [str(w.message) for w in caught])
+x, out = torch.ones(8), torch.empty(1)
+kernel[(1,)](x, out, BLOCK=8)
+print("SUM:", out.item())
+"""
+
+
+@pytest.mark.parametrize("torch_logs", [None, "+torch_triton_hop"])
+def test_setting_triton_interpret_too_late_is_explained(torch_logs):
+    """torch imports the modules TORCH_LOGS names while torch is imported, so a script that sets
+    TRITON_INTERPRET=1 after `import torch` gets a triton whose own functions (tl.sum) were made
+    for a GPU: wrapping a kernel says so, before the interpreter's bare RuntimeError."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "TORCH_LOGS")}
+    if torch_logs:
+        env["TORCH_LOGS"] = torch_logs
+    run = subprocess.run([sys.executable, "-c", SCRIPT_SETTING_TRITON_INTERPRET_AFTER_TORCH], env=env,
+                         capture_output=True, text=True, timeout=300)
+    warned = "TRITON_INTERPRET=1 was set after triton was imported" in run.stdout
+    if torch_logs:
+        assert warned and "Set TRITON_INTERPRET=1 before importing torch" in run.stdout, run.stdout + run.stderr
+        assert "Cannot call @triton.jit'd outside of the scope of a kernel" in run.stderr
+    else:  # set in time: no warning, the kernel runs
+        assert not warned and "SUM: 8.0" in run.stdout, run.stdout + run.stderr

@@ -235,6 +235,27 @@ def is_interpreted_kernel(kernel: Any) -> bool:
     return isinstance(kernel, InterpretedFunction)
 
 
+def interpreter_library_missing() -> bool:
+    """Whether triton's own @jit functions (tl.sum, tl.max, tl.cdiv, ...) were made for a GPU
+    while kernels run on the interpreter: triton was imported before TRITON_INTERPRET=1 was
+    set. triton 3.6-3.9 decide at each @triton.jit, so the interpreter then meets a
+    JITFunction inside a kernel and raises "Cannot call @triton.jit'd outside of the scope of
+    a kernel". A way to get there: torch imports every module TORCH_LOGS names while torch is
+    imported, so TORCH_LOGS=+torch_triton_hop imports this package, and triton, before a
+    script that sets TRITON_INTERPRET after `import torch` does so."""
+    import triton.language as tl
+
+    return not isinstance(getattr(tl, "sum", None), InterpretedFunction)
+
+
+def reapply_torch_logs() -> None:
+    """Apply TORCH_LOGS again, for a process that hid it while importing torch (see
+    interpreter_library_missing). torch 2.11-2.13: torch._logging._init_logs reads it."""
+    import torch._logging
+
+    torch._logging._init_logs()
+
+
 # Launch limits of the devices triton compiles for. CUDA: maxGridSize of every NVIDIA GPU
 # since compute capability 3.0; a larger size fails in cuLaunchKernelEx ("invalid argument").
 # triton 3.6-3.9: the CUDA and HIP launchers (backends/*/driver.c `_launch`) multiply the three

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import warnings
 from functools import partial
 from types import MethodType
 from typing import Any, Iterable
@@ -48,6 +50,23 @@ def _launch_directly(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     return True
 
 
+def _interpreted_kernel(kernel: Any) -> bool:
+    while not _compat.is_base_kernel(kernel):
+        kernel = kernel.fn
+    return _compat.is_interpreted_kernel(kernel)
+
+
+@functools.cache  # once per process
+def _warn_interpreter_library_missing() -> None:
+    warnings.warn(
+        "TRITON_INTERPRET=1 was set after triton was imported: kernels run on the interpreter, but triton's own "
+        "functions (tl.sum, tl.max, tl.cdiv, ...) were compiled for a GPU, and a kernel that calls one fails with "
+        "\"Cannot call @triton.jit'd outside of the scope of a kernel\". Set TRITON_INTERPRET=1 before importing "
+        "torch (in the environment: TRITON_INTERPRET=1 python script.py). With TORCH_LOGS naming torch_triton_hop, "
+        "`import torch` imports this package and triton, so setting it after `import torch` is too late.",
+        stacklevel=4)
+
+
 def _interpreted_autotuner(kernel: Any) -> bool:
     if not _compat.autotuning_unavailable(kernel):
         return False
@@ -66,6 +85,8 @@ class TritonKernelWrapper:
 
     def __init__(self, kernel: Any, writes: Iterable[str] | None = None, interpreter_config: Any = None) -> None:
         self.kernel = kernel
+        if _interpreted_kernel(kernel) and _compat.interpreter_library_missing():
+            _warn_interpreter_library_missing()
         self.writes = None if writes is None else tuple(writes)
         self.interpreter_config = interpreter_config
         # Under the interpreter triton cannot autotune; our launch path runs the first config.
