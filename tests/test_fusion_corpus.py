@@ -35,9 +35,18 @@ def floating(value):
     return isinstance(value, torch.Tensor) and value.is_floating_point()
 
 
-def program(case, fill=None):
+def program(case, fill=None, views=False):
     """The launch with a prologue on read-only inputs and an epilogue on written-only outputs;
-    outputs in torch.empty buffers (fill=None) or filled ones (to see what eager writes)."""
+    outputs in torch.empty buffers (fill=None) or filled ones (to see what eager writes).
+    views: the pointwise code works on flattened views (reshape(-1), then back), as code
+    around kernels launched on `x.view(-1, dim)` does."""
+
+    def flat(t):
+        return t.reshape(-1) if views else t
+
+    def back(t, like):
+        return t.reshape(like.shape) if views else t
+
     kernel = wrap_triton(case.kernel)
     kwargs = make_kwargs(case)
     inputs = [n for n in case.reads if n not in case.writes and floating(kwargs[n])]
@@ -46,14 +55,14 @@ def program(case, fill=None):
     def fn(kw):
         kw = dict(kw)
         for name in inputs:
-            kw[name] = kw[name] * 1.5 - 0.25
+            kw[name] = back(flat(kw[name]) * 1.5 - 0.25, kw[name])
         for name in outputs:
             kw[name] = torch.empty_strided(kw[name].size(), kw[name].stride(), dtype=kw[name].dtype,
                                            device=kw[name].device)
             if fill is not None:
                 kw[name].fill_(fill)
         kernel[case.grid](**kw)
-        return {name: kw[name] * 3.0 + 1.0 for name in outputs}
+        return {name: back(flat(kw[name]) * 3.0 + 1.0, kw[name]) for name in outputs}
 
     return fn, kwargs, inputs, outputs
 
@@ -65,13 +74,17 @@ def eligible(case):
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if eligible(c)], ids=lambda c: c.name)
-def test_pointwise_code_around_the_kernel_compiles_to_eager_results(case):
-    fn, kwargs, inputs, outputs = program(case)
+@pytest.mark.parametrize("variant", ["static", "views_dynamic"])
+def test_pointwise_code_around_the_kernel_compiles_to_eager_results(case, variant):
+    """views_dynamic: the pointwise code on reshaped views, compiled with dynamic=True (every size
+    symbolic: broadcast index arithmetic takes sizes as arguments, views' sizes are rebuilt)."""
+    views = variant == "views_dynamic"
+    fn, kwargs, inputs, outputs = program(case, views=views)
     if not inputs and not outputs:
         pytest.skip("no floating-point tensor only read or only written")
     try:
-        zeros = program(case, fill=0.0)[0](make_kwargs(case))
-        ones = program(case, fill=1.0)[0](make_kwargs(case))
+        zeros = program(case, fill=0.0, views=views)[0](make_kwargs(case))
+        ones = program(case, fill=1.0, views=views)[0](make_kwargs(case))
     except InterpreterError as e:  # triton 3.6's interpreter cannot run loop-carried pointers
         pytest.skip(f"triton's interpreter cannot run this kernel: {e}")
     except Exception as e:  # noqa: BLE001 - e.g. ptxas refusing a cache-modifier combination
@@ -79,10 +92,10 @@ def test_pointwise_code_around_the_kernel_compiles_to_eager_results(case):
             raise
         pytest.skip(f"the kernel does not run eagerly on this GPU either: {type(e).__name__}: {str(e)[:200]}")
     torch._dynamo.reset()
-    result, code = run_and_get_code(torch.compile(fn, fullgraph=True), kwargs)
-    RAN.append(case.name)
+    result, code = run_and_get_code(torch.compile(fn, fullgraph=True, dynamic=views), kwargs)
+    RAN.append((case.name, variant))
     if any("torch_triton_hop.fused:" in c or "_fused_0.run(" in c for c in code):
-        FUSED.append(case.name)
+        FUSED.append((case.name, variant))
     for name in outputs:
         written = (zeros[name] == ones[name]) | (zeros[name].isnan() & ones[name].isnan())
         torch.testing.assert_close(result[name][written], zeros[name][written], equal_nan=True,
@@ -90,8 +103,12 @@ def test_pointwise_code_around_the_kernel_compiles_to_eager_results(case):
 
 
 def test_the_corpus_exercises_the_fusion():
-    """Runs after the cases above (same module): most corpus kernels got a fused prologue or
-    epilogue, so the comparisons above tested fused code, not only refusals (57 of 75 on CPU)."""
-    if len(RAN) < 40:
-        pytest.skip("needs the corpus cases of this module to have run first")
-    assert len(FUSED) >= 0.6 * len(RAN), (len(FUSED), len(RAN), sorted(set(RAN) - set(FUSED)))
+    """Runs after the cases above (same module): in each variant most corpus kernels got a fused
+    prologue or epilogue, so the comparisons above tested fused code, not only refusals (57 of
+    75 on CPU in each)."""
+    for variant in ("static", "views_dynamic"):
+        ran = [name for name, v in RAN if v == variant]
+        fused = [name for name, v in FUSED if v == variant]
+        if len(ran) < 40:
+            pytest.skip("needs the corpus cases of this module to have run first")
+        assert len(fused) >= 0.6 * len(ran), (variant, len(fused), len(ran), sorted(set(ran) - set(fused)))
