@@ -17,6 +17,7 @@ from . import _compat
 from ._dynamo import dynamo_entry
 from ._fast_launch import fast_launcher
 from ._hopifier import negative_grid_error, tracing_hopifier
+from ._side_table import base_kernel
 from .errors import raise_unsupported
 
 __all__ = ["wrap_triton", "TritonKernelWrapper"]
@@ -50,12 +51,6 @@ def _launch_directly(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     return True
 
 
-def _interpreted_kernel(kernel: Any) -> bool:
-    while not _compat.is_base_kernel(kernel):
-        kernel = kernel.fn
-    return _compat.is_interpreted_kernel(kernel)
-
-
 @functools.cache  # once per process
 def _warn_interpreter_library_missing() -> None:
     warnings.warn(
@@ -85,7 +80,7 @@ class TritonKernelWrapper:
 
     def __init__(self, kernel: Any, writes: Iterable[str] | None = None, interpreter_config: Any = None) -> None:
         self.kernel = kernel
-        if _interpreted_kernel(kernel) and _compat.interpreter_library_missing():
+        if _compat.is_interpreted_kernel(base_kernel(kernel)) and _compat.interpreter_library_missing():
             _warn_interpreter_library_missing()
         self.writes = None if writes is None else tuple(writes)
         self.interpreter_config = interpreter_config
