@@ -102,7 +102,10 @@ def test_gelu_epilogue_and_a_scale_prologue_in_one_launch(data):
 
     out, code = compiled(f, x, y, b)
     torch.testing.assert_close(out, f(x, y, b))
-    assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
+    assert len(fused_launches(code)) == 1
+    # GELU's erf fuses only where inductor writes Triton (a GPU): the interpreter has no
+    # libdevice, and its erf is not the one of inductor's C++ code. The prologue fuses on both.
+    assert (pointwise_kernels(code) == []) == ON_GPU
 
 
 def test_every_store_gets_the_epilogue_and_the_output_dtype_read_from_the_pointer_is_the_original():
@@ -124,7 +127,7 @@ def test_autotuned_heuristics_kernel_keeps_its_configs_when_fused():
     def f(x, y):
         out = torch.empty_like(x)
         wrap_triton(F.add_autotuned)[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, y, out, x.numel())
-        return torch.sigmoid(out) * y
+        return torch.relu(out) * y - 0.5
 
     out, code = compiled(f, x, y)
     torch.testing.assert_close(out, f(x, y))
@@ -139,7 +142,7 @@ def test_an_epilogue_into_a_mutated_input_and_under_dynamic_shapes(data):
     x, y, _, _ = data
 
     def f(x, y):
-        x.copy_(torch.tanh(add(x, y)) * 3)
+        x.copy_(torch.clamp(add(x, y), -1.0, 1.0) * 3)
 
     expected = x.clone()
     f(expected, y)
@@ -462,7 +465,7 @@ def test_rewritten_source_shadows_each_pointer_step():
             for i in range(2):
                 tl.store(row + tl.arange(0, BLOCK), _e(tl.load(x_ptr + i), _tth_off_row + tl.arange(0, BLOCK), None, _b))
                 row += BLOCK
-                _tth_off_row += BLOCK
+                _tth_off_row = (_tth_off_row + BLOCK).to(_tth_off_row.dtype)
     """)
 
 
@@ -512,7 +515,7 @@ def test_rewrite_keeps_the_vector_width_from_the_argument_as_passed():
             _tth_off_out_ptr = _tth_zero()
             _tth_base_out_ptr = out_ptr
             out_ptr += tl.program_id(0) * stride
-            _tth_off_out_ptr += tl.program_id(0) * stride
+            _tth_off_out_ptr = (_tth_off_out_ptr + tl.program_id(0) * stride).to(_tth_off_out_ptr.dtype)
             tl.store(_tth_base_out_ptr + {offset}, _e(tl.load(x_ptr), {offset}, None))
     """)
 
@@ -531,6 +534,6 @@ def test_rewrite_follows_an_argument_advanced_in_place():
             \"\"\"Docstring stays first.\"\"\"
             _tth_off_out_ptr = _tth_zero()
             out_ptr += tl.program_id(0) * stride
-            _tth_off_out_ptr += tl.program_id(0) * stride
+            _tth_off_out_ptr = (_tth_off_out_ptr + tl.program_id(0) * stride).to(_tth_off_out_ptr.dtype)
             tl.store(out_ptr + tl.arange(0, BLOCK), _e(tl.load(x_ptr), _tth_off_out_ptr + tl.arange(0, BLOCK), None))
     """)

@@ -31,7 +31,7 @@ from typing import Any
 import torch
 
 from . import _compat
-from ._side_table import base_kernel, kernel_side_table, unwrap_user_object
+from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_side_table, unwrap_user_object
 from ._ttir import Function, Op, parse_module, resolve_location, walk
 
 log = logging.getLogger(__name__)
@@ -463,7 +463,9 @@ def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAcce
             reason = str(e) if isinstance(e, AnalysisFallback) else f"{type(e).__name__}: {e}"
             cached = ({name: [] for name in tensors}, set(tensors), reason, {"write": {}, "read": {}})
             with _cache.lock:
-                first = cache_key[0] not in _cache.warned
+                # A fused kernel is ours: the fusion refuses it and logs why (debug), the user
+                # never wrote it.
+                first = cache_key[0] not in _cache.warned and not cache_key[0].startswith(DERIVED_KERNEL_MODULE + ":")
                 _cache.warned.add(cache_key[0])
             if first:
                 log.warning(

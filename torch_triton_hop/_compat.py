@@ -21,9 +21,11 @@ from triton.runtime.jit import JITFunction
 # --- torch ---------------------------------------------------------------------------
 # All of these are private in torch 2.11-2.13; none moved between those releases.
 from torch._C import DispatchKey
-from torch._ops import HigherOrderOperator
+from torch._ops import HigherOrderOperator, OpOverload
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch._subclasses.functional_tensor import FunctionalTensor
+# torch.fx.experimental is not a stable API; statically_known_true: 2.11-2.13 alike.
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 from torch.fx.experimental.proxy_tensor import (
     ProxyTorchDispatchMode,
     disable_proxy_modes_tracing,
@@ -39,10 +41,12 @@ __all__ = [
     "HigherOrderOperator",
     "InterpretedFunction",
     "JITFunction",
+    "OpOverload",
     "ProxyTorchDispatchMode",
     "disable_proxy_modes_tracing",
     "guard_or_false",
     "guard_scalar",
+    "statically_known_true",
     "track_tensor_tree",
 ]
 

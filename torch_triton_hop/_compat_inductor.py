@@ -373,3 +373,95 @@ def _calls_any(gm: Any, targets: tuple[Any, ...]) -> bool:
     return any(isinstance(module, torch.fx.GraphModule)
                and any(module.graph.find_nodes(op="call_function", target=target) for target in targets)
                for module in gm.modules())
+
+
+# -- pointwise code through inductor's own lowerings (see _pointwise_triton) -----------------
+# torch 2.11-2.13: inductor lowers an aten op with lowerings[op] (TensorBox inputs, under a
+# GraphLowering set as V.graph) to an ir.Pointwise whose loader calls ops.*; TritonOverrides
+# turns each ops.* call into the Triton text its Triton kernels contain. A few overrides read
+# the kernel being generated: tanh looks its argument up in V.kernel.cse.varname_map (for a
+# ROCm fast path) and to_dtype records V.kernel.min_elem_per_thread (for fp8 layouts); the
+# stand-in kernel below answers both.
+
+
+def pointwise_lowering(target: Any) -> Any:
+    """Inductor's lowering of aten op `target`, or None."""
+    from torch._inductor.lowering import lowerings
+
+    return lowerings.get(target)
+
+
+def _indexed(device: torch.device) -> torch.device:
+    # lowerings resolve an index-less GPU device through the driver
+    return torch.device(device.type, 0) if device.index is None and device.type != "cpu" else device
+
+
+@contextlib.contextmanager
+def lowering_graph(device: torch.device) -> Any:
+    """A GraphLowering of an empty graph as V.graph, on `device`, for calling lowerings
+    outside a compile (torch 2.11-2.13: lowerings ask V.graph for the current device)."""
+    from torch._inductor.graph import GraphLowering
+
+    graph = torch.fx.Graph()
+    graph.output(())
+    lowering = GraphLowering(torch.fx.GraphModule({}, graph))
+    with _virtualized().set_graph_handler(lowering), lowering.set_current_device(_indexed(device)):
+        yield
+
+
+def lowering_input(name: str, device: torch.device, dtype: torch.dtype, dim: int) -> Any:
+    """A TensorBox of a graph input `name`: one element per lane (dim > 0) or a 0-d tensor."""
+    ir = inductor_ir()
+    size = [1024] if dim else []
+    layout = ir.FixedLayout(_indexed(device), dtype, size, [1] * len(size))
+    return ir.TensorBox.create(ir.InputBuffer(name=name, layout=layout))
+
+
+def lowered_dtype(box: Any) -> torch.dtype:
+    return box.get_dtype()
+
+
+def evaluate_lowered(box: Any, handler: Any, variables: dict[str, Any]) -> Any:
+    """Run `box`'s loader at one lane with `handler` as the ops handler."""
+    import types
+
+    import sympy
+
+    stub_kernel = types.SimpleNamespace(cse=types.SimpleNamespace(varname_map=variables), min_elem_per_thread=0)
+    V = _virtualized()
+    loader = box.make_loader()
+    with V.set_ops_handler(handler), V.set_kernel_handler(stub_kernel):
+        return loader([sympy.Integer(0)] * len(box.get_size()))
+
+
+def triton_op_text(name: str, *args: Any, **kwargs: Any) -> str:
+    """The Triton text inductor emits for ops.`name`(*args) (its TritonOverrides)."""
+    from torch._inductor.codegen.triton import TritonOverrides
+
+    return getattr(TritonOverrides, name)(*args, **kwargs)
+
+
+@functools.lru_cache(None)
+def _variable_class() -> Any:
+    from torch._inductor.codegen.common import CSEVariable
+
+    class Variable(CSEVariable):  # type: ignore[misc, valid-type]
+        """A value of the helper (its name and dtype), as inductor's overrides expect."""
+
+    return Variable
+
+
+def lowering_variable(name: str, dtype: torch.dtype | None) -> Any:
+    # torch 2.11-2.13: CSEVariable(name, bounds, dtype); overrides test isinstance and read .dtype.
+    from torch.utils._sympy.value_ranges import ValueRanges
+
+    return _variable_class()(name, ValueRanges.unknown(), dtype)
+
+
+def triton_runtime_helpers() -> dict[str, Any]:
+    """The names inductor's Triton code calls (libdevice, tl_math, triton_helpers), as its
+    generated modules import them (torch 2.11-2.13: torch._inductor.runtime.triton_helpers)."""
+    from torch._inductor.runtime import triton_helpers
+    from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math
+
+    return {"triton_helpers": triton_helpers, "libdevice": libdevice, "tl_math": tl_math}

@@ -28,7 +28,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
-from . import _compat
+from . import _compat, _compat_inductor
 from ._fusion_source import OFFSET_ZERO, OFFSET_ZERO64, VECTOR_LIMIT, FusedArgument, NotFusible, \
     rewrite_kernel_source
 from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_layers, kernel_side_table
@@ -109,12 +109,9 @@ def build_fused_kernel(recipe: FusionRecipe) -> FusedKernel:
     # Named <kernel>_fused: inductor names its launch after it (add_kernel_fused_0.run(...)).
     name = f"{fn.__name__}_fused"
     rewritten = rewrite_kernel_source(source, fn.__globals__, list(recipe.arguments), list(recipe.new_params), name)
-    helper_scope: dict[str, Any] = {"tl": tl, "triton": triton, "__name__": DERIVED_KERNEL_MODULE}
-    try:
-        from triton.language.extra import libdevice  # what inductor's generated code calls libdevice
-        helper_scope["libdevice"] = libdevice
-    except ImportError:  # pragma: no cover - triton 3.6-3.9 all have it
-        pass
+    # The helpers hold inductor's Triton text: the names it calls, as its generated code imports them.
+    helper_scope: dict[str, Any] = {"tl": tl, "triton": triton, "__name__": DERIVED_KERNEL_MODULE,
+                                    **_compat_inductor.triton_runtime_helpers()}
     helpers = {}
     for helper, helper_source in [*_OFFSET_HELPERS.items(), *recipe.helpers]:
         helpers[helper] = triton.jit(_define(helper_source, helper, helper_scope))

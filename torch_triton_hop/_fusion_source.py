@@ -267,13 +267,18 @@ class _Rewriter:
                 stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target, ast.Name):
             target = (stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target).id
             if target in self.root_of and stmt.value is not None:
-                shadow = ast.Assign([ast.Name(_shadow_name(target), ast.Store())], self.shadow(stmt.value))
+                offset = self.shadow(stmt.value)
+                if target in _pointer_names(stmt.value, self.scope):  # p = p + step: loop-carried
+                    offset = _same_type(_shadow_name(target), offset)
+                shadow = ast.Assign([ast.Name(_shadow_name(target), ast.Store())], offset)
                 stmt.value = self.expression(stmt.value, pointer_ok=True)
                 return [stmt, shadow]
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id in self.root_of:
             if not isinstance(stmt.op, (ast.Add, ast.Sub)) or self._is_pointer(stmt.value):
                 self._refuse(stmt, f"is updated with `{ast.unparse(stmt)}`")
-            shadow = ast.AugAssign(ast.Name(_shadow_name(stmt.target.id), ast.Store()), stmt.op, stmt.value)
+            name = _shadow_name(stmt.target.id)
+            shadow = ast.Assign([ast.Name(name, ast.Store())], _same_type(
+                name, ast.BinOp(ast.Name(name, ast.Load()), stmt.op, stmt.value)))
             stmt.value = self.expression(stmt.value)
             return [stmt, shadow]
         for field, value in ast.iter_fields(stmt):
@@ -365,6 +370,14 @@ class _Rewriter:
 
 def _call(func: ast.expr, args: list[ast.expr], keywords: list[ast.keyword]) -> ast.Call:
     return ast.Call(func=func, args=list(args), keywords=list(keywords))
+
+
+def _same_type(name: str, value: ast.expr) -> ast.expr:
+    """`value` converted to the type of shadow `name`: a shadow advanced by an int64 step in a
+    loop keeps its type (triton needs a loop-carried value to keep one). The offsets of an
+    int32 shadow fit int32 (see FusedArgument.wide_offsets), so the conversion is exact."""
+    dtype = ast.Attribute(ast.Name(name, ast.Load()), "dtype", ast.Load())
+    return _call(ast.Attribute(value, "to", ast.Load()), [dtype], [])
 
 
 def _shadow_name(variable: str) -> str:

@@ -2,14 +2,22 @@
 calls at its stores (epilogue) and loads (prologue). See _fusion.
 
 # [Note: Numerics of fused pointwise code]
-# TL;DR: computed as inductor computes pointwise code: fp16 / bf16 / fp8 values are held in
-# fp32 between ops and rounded only where the graph converts (convert_element_type) and at
-# the end; ops are the ones inductor emits (NaN-propagating maximum, tl.sigmoid, sqrt_rn, ...).
-# The value a kernel stores is first rounded to the dtype of the tensor it stores to, and a
-# prologue's result to the dtype of the tensor it replaces, so an epilogue sees exactly what
-# the unfused kernel wrote and a kernel exactly what the unfused prologue wrote.
-# Where triton's interpreter lacks a function inductor uses on a GPU (libdevice), the
-# interpreter gets an exact-in-math equivalent (tanh via sigmoid); a GPU gets inductor's.
+# TL;DR: the region is lowered by inductor's own lowerings (the ones that would have
+# generated the unfused pointwise kernel) and each inductor op becomes the Triton text
+# inductor's TritonOverrides emit for it: libdevice calls, the int16 route from floats to
+# uint8, NaN-propagating maximum, fma for add with alpha, a reciprocal multiply for division
+# by a constant. So a fused op is exactly the op inductor would have emitted, and every
+# pointwise op inductor lowers is fusible. Values are held in their compute dtype (fp16 /
+# bf16 / fp8 in fp32) between ops, as inductor's kernels hold them. Ours are only the
+# boundaries: the operands' loads (at each lane's element offset), the value a kernel stores
+# rounded to the dtype of the tensor it stores to first (and an opaque move, so no FMA
+# contracts across it), a prologue's result rounded to the dtype of the tensor it replaces,
+# and the masked-off lanes of a prologue's load: `other`, or 0 where the kernel gives none
+# (what a masked load gives on a GPU and in the interpreter), never prologue(0).
+# Under triton's interpreter (CPU) the unfused program is inductor's C++ code, and the
+# interpreter has no libdevice and rounds fp32 to bf16 by truncation: there only ops that
+# are exactly rounded everywhere (arithmetic, comparisons, selects, min / max, casts other
+# than to bf16 / fp8) are fused; the rest is left unfused, the reason logged.
 # Measured on an H200 (benchmarks/fusion_exactness_probe.py): without the opaque move of
 # _rounded, a multiply kernel + add epilogue differed from eager in 3.9M of 33.5M elements (an
 # FMA across the store); with it, 0. A cast to a narrower dtype in the epilogue can still
@@ -19,11 +27,11 @@ calls at its stores (epilogue) and loads (prologue). See _fusion.
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any, Callable
 
 import torch
 
+from . import _compat, _compat_inductor
 from ._fusion_source import NotFusible
 
 __all__ = ["Operand", "helper_source", "operand_offset", "TRITON_DTYPES", "is_pointwise", "is_row_major"]
@@ -37,54 +45,52 @@ TRITON_DTYPES = {
     torch.float8_e4m3fn: "tl.float8e4nv", torch.float8_e5m2: "tl.float8e5",
 }
 _LOW_PRECISION = {torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2}
+# Rounded to by truncation in triton's interpreter (3.6-3.9), to nearest even by torch.
+_TRUNCATED_ON_INTERPRETER = {torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2}
 
 
 def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float32 if dtype in _LOW_PRECISION else dtype
 
 
-# Ops by how they combine inputs; each computes in the compute dtype of its output (or, for
-# comparisons, of its inputs' promoted dtype).
-_BINARY = {aten.add.Tensor: "{0} + {1}", aten.add.Scalar: "{0} + {1}", aten.sub.Tensor: "{0} - {1}",
-           aten.sub.Scalar: "{0} - {1}", aten.mul.Tensor: "{0} * {1}", aten.mul.Scalar: "{0} * {1}",
-           aten.div.Tensor: "{0} / {1}", aten.div.Scalar: "{0} / {1}",
-           aten.maximum.default: "tl.where(({0} > {1}) | ({0} != {0}), {0}, {1})",
-           aten.minimum.default: "tl.where(({0} < {1}) | ({0} != {0}), {0}, {1})",
-           aten.bitwise_and.Tensor: "{0} & {1}", aten.bitwise_or.Tensor: "{0} | {1}",
-           aten.bitwise_xor.Tensor: "{0} ^ {1}"}
-_COMPARE = {aten.eq.Tensor: "==", aten.eq.Scalar: "==", aten.ne.Tensor: "!=", aten.ne.Scalar: "!=",
-            aten.lt.Tensor: "<", aten.lt.Scalar: "<", aten.le.Tensor: "<=", aten.le.Scalar: "<=",
-            aten.gt.Tensor: ">", aten.gt.Scalar: ">", aten.ge.Tensor: ">=", aten.ge.Scalar: ">="}
-_UNARY = {aten.neg.default: "-{0}", aten.abs.default: "tl.abs({0})",
-          aten.relu.default: "tl.where({0} < 0, 0, {0})", aten.reciprocal.default: "1.0 / {0}",
-          aten.sigmoid.default: "tl.sigmoid({0})", aten.exp.default: "tl.exp({0})",
-          aten.exp2.default: "tl.exp2({0})", aten.log.default: "tl.log({0})", aten.log2.default: "tl.log2({0})",
-          aten.sqrt.default: "tl.sqrt_rn({0})", aten.rsqrt.default: "tl.rsqrt({0})",
-          aten.sin.default: "tl.sin({0})", aten.cos.default: "tl.cos({0})", aten.erf.default: "tl.erf({0})",
-          aten.floor.default: "tl.floor({0})", aten.ceil.default: "tl.ceil({0})",
-          aten.logical_not.default: "{0} == 0", aten.bitwise_not.default: "~{0}"}
-# On a GPU inductor calls libdevice; the interpreter has no libdevice.
-_UNARY_BY_TARGET = {aten.tanh.default: {"gpu": "libdevice.tanh({0})", "interpreter": "2 * tl.sigmoid(2 * {0}) - 1"}}
+# Not part of the graph's pointwise ops, though inductor lowers them to pointwise code.
 _IDENTITY = {aten.clone.default, aten.alias.default}
-_LOGICAL = {aten.logical_and.default: "&", aten.logical_or.default: "|", aten.logical_xor.default: "^"}
-_CLAMPS = {aten.clamp_min.default, aten.clamp_max.default, aten.clamp.default}
-_OTHER = {aten.where.self, prims.convert_element_type.default, aten.pow.Tensor_Scalar}
-_POINTWISE = set(_BINARY) | set(_COMPARE) | set(_UNARY) | set(_UNARY_BY_TARGET) | _IDENTITY | set(_LOGICAL) \
-    | _CLAMPS | _OTHER
+_SCALARS = (int, float, bool, torch.dtype, type(None))
+# Inductor ops that are exactly rounded in triton's interpreter and in inductor's C++ code
+# alike (IEEE arithmetic, comparisons, selects, bit ops); everything else (libdevice, tl.exp,
+# sigmoid, ...) differs between the two in the last bits or does not run in the interpreter.
+_EXACT_ON_INTERPRETER = {
+    "add", "sub", "mul", "truediv", "neg", "abs", "maximum", "minimum", "where", "constant", "to_dtype",
+    "identity", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "and_", "or_", "xor", "square", "relu",
+    "reciprocal", "fma", "sign",
+}
+# Inductor ops that are not a function of the lane's values.
+_NOT_POINTWISE = {"index_expr", "indirect_indexing", "masked", "load_seed", "rand", "randn", "randint64", "store",
+                  "reduction", "store_reduction", "scan", "sort", "bucketize", "check_bounds", "inline_asm_elementwise",
+                  "device_assert_async", "partial_accumulate", "placeholder", "output"}
 
 
 def is_pointwise(node: torch.fx.Node) -> bool:
-    """A node this module translates: a supported pointwise op with a tensor result, without
-    keyword arguments it does not model."""
-    if node.op != "call_function" or node.target not in _POINTWISE:
+    """A node inductor lowers to pointwise code of its inputs: an aten op tagged pointwise
+    (or a copy), deterministic, with a tensor result and only tensors and Python scalars as
+    arguments."""
+    target = node.target
+    if node.op != "call_function" or not isinstance(target, _compat.OpOverload):
+        return False
+    tags = getattr(target, "tags", ())
+    if not (torch.Tag.pointwise in tags or target in _IDENTITY or target is prims.convert_element_type.default):
+        return False
+    if torch.Tag.nondeterministic_seeded in tags or _compat_inductor.pointwise_lowering(target) is None:
         return False
     if not isinstance(node.meta.get("val"), torch.Tensor) or node.meta["val"].dtype not in TRITON_DTYPES:
         return False
-    allowed = {"alpha"} if node.target in (aten.add.Tensor, aten.sub.Tensor, aten.add.Scalar, aten.sub.Scalar) \
-        else set()
-    if node.target is aten.clone.default:
-        allowed = {"memory_format"}
-    return set(node.kwargs) <= allowed
+    if any(k not in ("alpha", "memory_format") for k in node.kwargs) or (
+            "memory_format" in node.kwargs and target is not aten.clone.default):
+        return False
+    values = [*node.args, *node.kwargs.values()]
+    return all(isinstance(v, torch.fx.Node) and isinstance(v.meta.get("val"), torch.Tensor)
+               or isinstance(v, _SCALARS) for v in values)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,120 +102,74 @@ class Operand:
     offset: str | None
 
 
-def _literal(value: Any) -> str:
-    if isinstance(value, bool):
-        return repr(value)
-    if isinstance(value, int):
-        return repr(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return 'float("nan")'
-        if math.isinf(value):
-            return 'float("inf")' if value > 0 else 'float("-inf")'
-        return repr(value)
-    raise NotFusible(f"a scalar argument {value!r} of type {type(value).__name__} (only Python numbers fuse)")
+class _Emitter:
+    """The ops handler a lowered region runs under: each inductor op becomes one line
+    ``tN = <the Triton text inductor emits for it>``; the same text again is the same
+    variable (inductor's CSE does the same)."""
 
-
-class _Translator:
     def __init__(self, target: str) -> None:
         self.target = target
         self.lines: list[str] = []
-        self.values: dict[torch.fx.Node, tuple[str, torch.dtype]] = {}  # node -> (variable, dtype)
+        self.by_text: dict[str, Any] = {}
+        self.inputs: dict[str, Any] = {}  # lowering input name -> variable
+        self.variables: dict[str, Any] = {}
 
-    def emit(self, expression: str, dtype: torch.dtype) -> tuple[str, torch.dtype]:
+    def variable(self, expression: str, dtype: torch.dtype | None) -> Any:
+        if expression in self.by_text:
+            return self.by_text[expression]
         name = f"t{len(self.lines)}"
         self.lines.append(f"{name} = {expression}")
-        return name, dtype
+        var = _compat_inductor.lowering_variable(name, dtype)
+        self.by_text[expression] = self.variables[name] = var
+        return var
 
-    def cast(self, value: tuple[str, torch.dtype], dtype: torch.dtype) -> str:
-        """`value` (held in its compute dtype) in the compute dtype of `dtype`."""
-        name, current = value
-        if _compute_dtype(current) == _compute_dtype(dtype):
-            return name
-        if dtype == torch.bool:
-            return f"({name} != 0)"
-        return f"{name}.to({TRITON_DTYPES[_compute_dtype(dtype)]})"
+    def load(self, name: str, index: Any) -> Any:
+        if name not in self.inputs:
+            raise NotFusible(f"inductor's lowering reads {name}, which is not an input of the region")
+        return self.inputs[name]
 
-    def argument(self, arg: Any, dtype: torch.dtype) -> str:
-        if isinstance(arg, torch.fx.Node):
-            return self.cast(self.values[arg], dtype)
-        return _literal(arg)
+    def __getattr__(self, op: str) -> Callable[..., Any]:
+        if op.startswith("_"):
+            raise AttributeError(op)
+        if op in _NOT_POINTWISE:
+            raise NotFusible(f"inductor lowers the region with ops.{op}, which is not pointwise")
+        if self.target == "interpreter" and op not in _EXACT_ON_INTERPRETER:
+            raise NotFusible(f"it computes ops.{op}, which triton's interpreter does not compute as inductor's CPU "
+                             "code does (fused on a GPU)")
 
-    def node(self, node: torch.fx.Node) -> None:
-        target, args, out = node.target, node.args, node.meta["val"].dtype
-        if target in _BINARY:
-            a, b = (self.argument(x, out) for x in args[:2])
-            alpha = node.kwargs.get("alpha", args[2] if len(args) > 2 else 1)
-            if alpha != 1:
-                b = f"({b} * {_literal(alpha)})"
-            expression = _BINARY[target].format(a, b)
-            if target in (aten.maximum.default, aten.minimum.default):
-                expression = f"({expression}).to({TRITON_DTYPES[_compute_dtype(out)]})"
-        elif target in _COMPARE:
-            inputs = [x.meta["val"] if isinstance(x, torch.fx.Node) else x for x in args[:2]]
-            common = torch.result_type(*inputs)
-            a, b = (self.argument(x, common) for x in args[:2])
-            expression = f"{a} {_COMPARE[target]} {b}"
-        elif target in _UNARY or target in _UNARY_BY_TARGET:
-            template = _UNARY[target] if target in _UNARY else _UNARY_BY_TARGET[target][self.target]
-            expression = template.format(self.argument(args[0], out))
-            if target is aten.relu.default:
-                expression = f"({expression}).to({TRITON_DTYPES[_compute_dtype(out)]})"
-        elif target in _IDENTITY:
-            expression = self.argument(args[0], out)
-        elif target in _LOGICAL:
-            a, b = (self.argument(x, torch.bool) for x in args[:2])
-            expression = f"{a} {_LOGICAL[target]} {b}"
-        elif target in _CLAMPS:
-            expression = self.argument(args[0], out)
-            low, high = (args[1], args[2] if len(args) > 2 else None) if target is aten.clamp.default else (
-                (args[1], None) if target is aten.clamp_min.default else (None, args[1]))
-            for bound, compare in ((low, "<"), (high, ">")):
-                if bound is not None:
-                    b = self.argument(bound, out)
-                    expression = f"tl.where({expression} {compare} {b}, {b}, {expression})"
-            expression = f"({expression}).to({TRITON_DTYPES[_compute_dtype(out)]})"
-        elif target is aten.where.self:
-            condition = self.argument(args[0], torch.bool)
-            a, b = (self.argument(x, out) for x in args[1:3])
-            expression = f"tl.where({condition}, {a}, {b}).to({TRITON_DTYPES[_compute_dtype(out)]})"
-        elif target is prims.convert_element_type.default:
-            source = self.values[args[0]] if isinstance(args[0], torch.fx.Node) else None
-            if source is None:
-                raise NotFusible(f"{node.name} converts a scalar")
-            name, current = source
-            if _compute_dtype(current) == out:  # e.g. fp16 -> fp32: already held in fp32
-                expression = name
-            elif out == torch.bool:
-                expression = f"{name} != 0"
-            elif out in _LOW_PRECISION:  # round, then hold in fp32 again
-                expression = f"{name}.to({TRITON_DTYPES[out]}).to(tl.float32)"
-            else:
-                expression = f"{name}.to({TRITON_DTYPES[out]})"
-        elif target is aten.pow.Tensor_Scalar:
-            x, exponent = self.argument(args[0], out), args[1]
-            forms = {2: f"{x} * {x}", 3: f"{x} * {x} * {x}", 1: x, 0.5: f"tl.sqrt_rn({x})", -1: f"1.0 / {x}"}
-            if exponent in forms:
-                expression = forms[exponent]
-            elif self.target == "gpu" and isinstance(exponent, (int, float)):
-                expression = f"libdevice.pow({x}, {_literal(float(exponent))})"
-            else:
-                raise NotFusible(f"{node.name}: x ** {exponent!r} on the interpreter")
-        else:
-            raise NotFusible(f"{node.name} ({target}) is not a pointwise op the fusion translates")
-        self.values[node] = self.emit(expression, out)
+        def emit(*args: Any, **kwargs: Any) -> Any:
+            if op == "to_dtype" and self.target == "interpreter":
+                destination, source = args[1], getattr(args[0], "dtype", None)
+                if destination in _TRUNCATED_ON_INTERPRETER and (source is None or source.is_floating_point):
+                    raise NotFusible(f"it rounds to {destination}, which triton's interpreter does by truncation "
+                                     "(fused on a GPU)")
+            text = _compat_inductor.triton_op_text(op, *args, **kwargs)
+            if not isinstance(text, str):  # an override that composed other ops: their variable
+                return text
+            return self.variable(text, _result_dtype(op, args))
 
-    def load(self, node: torch.fx.Node, operand: Operand, masked: bool) -> None:
-        dtype = node.meta["val"].dtype
-        if operand.offset is None:
-            expression = f"tl.load({operand.param})"
-        else:
-            expression = f"tl.load({operand.param} + {operand.offset}{', mask=mask' if masked else ''})"
-        if dtype in _LOW_PRECISION:
-            expression += ".to(tl.float32)"
-        elif dtype == torch.bool:
-            expression += " != 0"
-        self.values[node] = self.emit(expression, dtype)
+        return emit
+
+
+def _result_dtype(op: str, args: tuple[Any, ...]) -> torch.dtype | None:
+    """The compute dtype of an op's result, where the overrides may ask for it."""
+    if op in ("to_dtype", "constant"):
+        dtype = args[1]
+        return _compute_dtype(dtype)
+    if op in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not"):
+        return torch.bool
+    dtypes = [a.dtype for a in args if getattr(a, "dtype", None) is not None and isinstance(a.dtype, torch.dtype)]
+    return dtypes[0] if dtypes and all(d == dtypes[0] for d in dtypes) else None
+
+
+def _load_expression(operand: Operand, dtype: torch.dtype) -> str:
+    if operand.offset is None:
+        expression = f"tl.load({operand.param})"
+    else:
+        expression = f"tl.load({operand.param} + {operand.offset}, mask=mask)"
+    if dtype in _LOW_PRECISION:
+        expression += ".to(tl.float32)"
+    return expression
 
 
 def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict[torch.fx.Node, Operand],
@@ -219,37 +179,79 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
 
     kind "epilogue": ``name(value, offset, mask, *operands)``; `value` (the FX node of the
     kernel's result) is the stored value, rounded to its dtype first. kind "prologue":
-    ``name(offset, mask, other, *operands)`` returns `result` rounded to `result_dtype`,
-    `other` where the load's mask is off.
+    ``name(offset, mask, other, *operands)`` returns `result` rounded to `result_dtype`;
+    where the load's mask is off, `other`, or 0 where the kernel gives none.
+    Raises NotFusible where inductor does not lower the region to pointwise code, or (under
+    the interpreter) the code would not be exact.
     """
-    translator = _Translator(target)
+    emitter = _Emitter(target)
     params = [operand.param for operand in inputs.values()] + list(sizes)  # sizes: symbolic ones the offsets use
+    device = result.meta["val"].device
+    boundary: dict[torch.fx.Node, tuple[str, str, torch.dtype]] = {}  # node -> (lowering name, expression, dtype)
     if kind == "epilogue":
         assert value is not None
         dtype = value.meta["val"].dtype
         stored = _rounded("value", dtype, target)
         if dtype in _LOW_PRECISION:
             stored += ".to(tl.float32)"
-        translator.values[value] = translator.emit(stored, dtype)
+        boundary[value] = ("value", stored, dtype)
         signature = ["value", "offset", "mask", *params]
     else:
         signature = ["offset", "mask", "other", *params]
     for node, operand in inputs.items():
-        translator.load(node, operand, masked=True)
-    for node in nodes:
-        translator.node(node)
-    final, dtype = translator.values[result]
-    body = [*translator.lines]
+        boundary[node] = (operand.param, _load_expression(operand, node.meta["val"].dtype), node.meta["val"].dtype)
+    try:
+        final = _lower_region(emitter, boundary, nodes, result, device)
+    except NotFusible:
+        raise
+    except Exception as e:  # noqa: BLE001 - a lowering or override that needs more than a pointwise region
+        raise NotFusible(f"inductor's lowering of the region failed: {type(e).__name__}: {e}") from e
+    body = list(emitter.lines)
     if result_dtype == torch.bool:
-        body.append(f"result = {translator.cast((final, dtype), torch.bool)}")
+        body.append(f"result = {final} != 0" if getattr(final, "dtype", None) != torch.bool else f"result = {final}")
     else:
-        body.append(f"result = {_rounded(final, result_dtype, target) if kind == 'prologue' else final}"
-                    f".to({TRITON_DTYPES[result_dtype]})")
+        if target == "interpreter" and result_dtype in _TRUNCATED_ON_INTERPRETER and kind == "prologue":
+            raise NotFusible(f"the prologue's result is rounded to {result_dtype}, which triton's interpreter does by "
+                             "truncation (fused on a GPU)")
+        if target == "interpreter" and result_dtype in _TRUNCATED_ON_INTERPRETER and _compute_dtype(
+                result_dtype) != result_dtype:
+            raise NotFusible(f"the epilogue's result is stored as {result_dtype}, which triton's interpreter rounds by "
+                             "truncation (fused on a GPU)")
+        rounded = _rounded(str(final), result_dtype, target) if kind == "prologue" else str(final)
+        body.append(f"result = {rounded}.to({TRITON_DTYPES[result_dtype]})")
     if kind == "prologue":
-        body += ["if other is not None:", f"    result = tl.where(mask, result, other).to({TRITON_DTYPES[result_dtype]})"]
+        # A masked load gives `other` where its mask is off, and 0 without one (on a GPU and in
+        # the interpreter alike): never what the prologue computes from the operands there.
+        body += ["if mask is not None:",
+                 "    if other is not None:",
+                 f"        result = tl.where(mask, result, other).to({TRITON_DTYPES[result_dtype]})",
+                 "    else:",
+                 "        result = tl.where(mask, result, tl.zeros_like(result))"]
     body.append("return result")
     lines = [f"def {name}({', '.join(signature)}):"] + [f"    {line}" for line in body]
     return "\n".join(lines) + "\n"
+
+
+def _lower_region(emitter: _Emitter, boundary: dict[torch.fx.Node, tuple[str, str, torch.dtype]],
+                  nodes: list[torch.fx.Node], result: torch.fx.Node, device: torch.device) -> Any:
+    """The region lowered by inductor and evaluated at one lane; the variable of `result`."""
+    with _compat_inductor.lowering_graph(device):
+        boxes: dict[torch.fx.Node, Any] = {}
+        for node, (lowering_name, expression, dtype) in boundary.items():
+            emitter.inputs[lowering_name] = emitter.variable(expression, _compute_dtype(dtype))
+            boxes[node] = _compat_inductor.lowering_input(lowering_name, device, dtype, node.meta["val"].dim())
+        for node in nodes:
+            lowering = _compat_inductor.pointwise_lowering(node.target)
+            if lowering is None:
+                raise NotFusible(f"{node.name} ({node.target}) has no inductor lowering")
+            args = torch.fx.node.map_arg(node.args, boxes.__getitem__)
+            kwargs = torch.fx.node.map_arg(node.kwargs, boxes.__getitem__)
+            boxes[node] = lowering(*args, **kwargs)
+            lowered = _compat_inductor.lowered_dtype(boxes[node])
+            if lowered != node.meta["val"].dtype:
+                raise NotFusible(f"inductor lowers {node.name} to {lowered}, where the graph says "
+                                 f"{node.meta['val'].dtype}")
+        return _compat_inductor.evaluate_lowered(boxes[result], emitter, emitter.variables)
 
 
 # A value handed across the kernel / helper boundary in fp32 or fp64 goes through an opaque
@@ -278,7 +280,7 @@ def operand_offset(fused: torch.Tensor, operand: torch.Tensor,
     the arithmetic needs is the kernel parameter `size_param` names for it; without
     `size_param`, and where `fused` is not provably dense, raises NotFusible.
     """
-    from torch.fx.experimental.symbolic_shapes import statically_known_true
+    statically_known_true = _compat.statically_known_true
 
     rank = fused.dim()
     if operand.dim() > rank:
@@ -325,7 +327,7 @@ def operand_offset(fused: torch.Tensor, operand: torch.Tensor,
 def is_row_major(t: torch.Tensor) -> bool:
     """Provably contiguous in row-major order (size-1 dimensions may have any stride), for
     symbolic sizes too."""
-    from torch.fx.experimental.symbolic_shapes import statically_known_true
+    statically_known_true = _compat.statically_known_true
 
     expected: Any = 1
     for size, stride in reversed(list(zip(t.size(), t.stride()))):
