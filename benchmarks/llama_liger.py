@@ -1,0 +1,661 @@
+"""A real model: a HuggingFace Llama trained with Liger-Kernel's ops under torch.compile.
+
+Builds ``transformers.LlamaForCausalLM`` from a ``LlamaConfig`` (random init, nothing
+downloaded), and times a compiled training step (forward with the loss, backward, SGD step;
+bf16 autocast on fp32 weights; ``torch.compile`` with the default backend, inductor) along
+three paths, each in its own model instance with the same initial weights:
+
+  plain     no Liger: inductor writes every kernel
+  ours      ``apply_liger_kernel_to_llama(rope=True, rms_norm=True, swiglu=True,
+            cross_entropy=False, fused_linear_cross_entropy=False)``, with every kernel that
+            Liger's RMSNorm, SwiGLU and RoPE ops launch replaced by
+            ``torch_triton_hop.wrap_triton(kernel)`` (tests/liger_helpers.py)
+  built-in  the same Liger patch, kernels untouched: Dynamo captures Liger's raw
+            ``kernel[grid](...)`` launches with torch's own machinery
+
+    python benchmarks/llama_liger.py --json llama.json --profile llama_profile.txt   # H100
+    python benchmarks/llama_liger.py --paths ours,builtin --rounds 5
+    python benchmarks/llama_liger.py --smoke          # tiny config; CPU interpreter OK
+
+What it reports per path: ms per step (median over rounds; each round runs
+``--steps-per-round`` steps, the order of the paths rotates each round: ABC, BCA, CAB, ...),
+tokens/s, the allocator's peak during one step (above what was allocated before it, and
+absolute), the wall time of the first step (Dynamo, AOTAutograd and inductor compile forward
+and backward there; cold: inductor's caches are off unless ``--inductor-caches``, and a small
+compile first pays the process's one-time costs, so the first path is not charged for them),
+Dynamo's graph breaks and graphs, and the user-kernel launches Dynamo
+captured: our HOP's nodes and torch's ``triton_kernel_wrapper_*`` nodes (counted separately)
+in the graphs it handed the backend, forward and backward bodies of Liger's autograd Functions
+included, each graph once ("nodes"), and the launches those graphs make in one step ("per
+step": a graph that several layers reuse counts once per use). Each path's losses over its
+first ``--check-steps`` steps are checked against the same steps of the plain model run
+eagerly; the run fails (exit status 1) if they disagree or a path's graphs hold the wrong
+launches (ours: only our HOP; built-in: only torch's; plain: none).
+
+Liger's RoPE goes through its dispatcher, ``liger_kernel.backends.dispatch``, which Liger marks
+``@torch.compiler.disable``: Dynamo breaks the graph at every RoPE call, and RoPE runs
+eagerly, forward and backward, in both Liger paths. That is Liger's choice and is kept: the
+breaks are counted, not removed. With ``ours`` the eager RoPE launches go through the wrapper.
+
+Paths coexist in one process: each model is compiled with its own backend object (Dynamo
+never reuses a graph compiled for another backend), and each step runs inside its path's
+state: the module globals that Liger patches (``modeling_llama.apply_rotary_pos_emb``) and
+the kernel objects in Liger's modules (wrappers for ``ours``, raw kernels for ``built-in``).
+
+Without a GPU the kernels run on the Triton interpreter (``--smoke``; the built-in path does
+not run there). Liger's RoPE is forced to its Triton implementation
+(``LIGER_KERNEL_IMPL_ROPE=nvidia-triton``) so that a CuTe DSL install does not change what
+is measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import json
+import logging
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.join(os.path.dirname(HERE), "tests")
+
+from _interpreter import use_interpreter_without_gpu  # noqa: E402
+
+use_interpreter_without_gpu()  # before triton is imported
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # triton 3.9 warns unless chosen
+os.environ.setdefault("LIGER_KERNEL_IMPL_ROPE", "nvidia-triton")
+if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+    # Cold compiles (the first step's time), and never code compiled by an earlier checkout.
+    import atexit
+
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="llama_liger_inductor_")
+    atexit.register(shutil.rmtree, os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
+
+import torch  # noqa: E402
+
+INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
+DEVICE = "cuda" if torch.cuda.is_available() and not INTERPRETED else "cpu"
+PATHS = ("plain", "ours", "builtin")
+# The Liger modules whose kernels the Llama patch launches (RMSNorm, SwiGLU, RoPE).
+LIGER_MODULES = ("liger_kernel.ops.rms_norm", "liger_kernel.ops.swiglu", "liger_kernel.ops.rope")
+LIGER_KERNEL_NAMES = ("_rms_norm", "_swiglu", "_triton_rope")
+
+
+# --- the model -----------------------------------------------------------------------------
+
+def llama_config(args):
+    from transformers import LlamaConfig
+
+    return LlamaConfig(
+        hidden_size=args.hidden, num_hidden_layers=args.layers, num_attention_heads=args.heads,
+        num_key_value_heads=args.kv_heads, intermediate_size=args.intermediate, vocab_size=args.vocab,
+        max_position_embeddings=max(args.seq, 128), use_cache=False, attn_implementation=args.attention)
+
+
+class PathState:
+    """What a path's step runs under: module globals and Liger's kernel objects.
+
+    Liger's Llama patch sets ``modeling_llama.apply_rotary_pos_emb`` (and the RMSNorm / MLP
+    classes, for models built later) for the whole process, and Liger's ops launch whatever
+    kernel object their module holds at call time; RoPE runs outside the compiled graphs, so
+    this matters at run time too, not only while Dynamo traces.
+    """
+
+    def __init__(self, module_globals: dict, kernels: dict):
+        self.module_globals = module_globals  # {(module, name): value}
+        self.kernels = kernels  # {(module, name): kernel object}
+
+    def __enter__(self):
+        for (module, name), value in {**self.module_globals, **self.kernels}.items():
+            setattr(module, name, value)
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def build(args):
+    """The models (plain, ours, builtin, eager reference), the path states, the wrapped kernels."""
+    import importlib
+
+    from transformers import LlamaForCausalLM
+    from transformers.models.llama import modeling_llama
+
+    sys.path.insert(0, TESTS)
+    import liger_helpers
+
+    # Wrap once (on CPU this also applies the interpreter workarounds); the built-in path gets
+    # the raw kernels back through its PathState.
+    wrapped = liger_helpers.wrap_liger_kernels(LIGER_MODULES)
+    from liger_kernel.transformers import apply_liger_kernel_to_llama
+    from torch_triton_hop._wrap import TritonKernelWrapper
+
+    ours_kernels, raw_kernels = {}, {}
+    for module_name, names in wrapped.items():
+        module = importlib.import_module(module_name)
+        for name in names:
+            wrapper = getattr(module, name)
+            assert isinstance(wrapper, TritonKernelWrapper), (module_name, name)
+            ours_kernels[(module, name)] = wrapper
+            raw_kernels[(module, name)] = wrapper.kernel
+
+    patched_names = ("apply_rotary_pos_emb", "LlamaRMSNorm", "LlamaMLP")
+    original = {(modeling_llama, n): getattr(modeling_llama, n) for n in patched_names}
+
+    torch.manual_seed(args.seed)
+    base = LlamaForCausalLM(llama_config(args)).to(DEVICE)
+    models = {"eager": base}
+    for path in args.paths:
+        models[path] = copy.deepcopy(base)
+    for path in args.paths:
+        if path != "plain":
+            apply_liger_kernel_to_llama(rope=True, rms_norm=True, swiglu=True, cross_entropy=False,
+                                        fused_linear_cross_entropy=False, model=models[path])
+    liger = {(modeling_llama, n): getattr(modeling_llama, n) for n in patched_names}
+    states = {
+        "eager": PathState(original, {}),
+        "plain": PathState(original, {}),
+        "ours": PathState(liger, ours_kernels),
+        "builtin": PathState(liger, raw_kernels),
+    }
+    if "ours" in args.paths or "builtin" in args.paths:
+        from liger_kernel.transformers.rope import liger_rotary_pos_emb
+
+        assert liger[(modeling_llama, "apply_rotary_pos_emb")] is liger_rotary_pos_emb
+    with states["plain"]:
+        pass  # leave the process as it was before the patch; each step sets its own state
+    return models, states, liger_helpers
+
+
+# --- counting what Dynamo captured ---------------------------------------------------------
+
+def hop_targets():
+    import torch._higher_order_ops.triton_kernel_wrap as builtin_hops
+
+    import torch_triton_hop
+
+    ours = {torch_triton_hop.triton_kernel_wrapper_mutation, torch_triton_hop.triton_kernel_wrapper_functional}
+    builtin = {builtin_hops.triton_kernel_wrapper_mutation, builtin_hops.triton_kernel_wrapper_functional}
+    return ours, builtin
+
+
+class CountingBackend:
+    """The default backend (inductor's compile_fx, as torch.compile(backend="inductor") calls
+    it), counting the user-kernel launches in each graph Dynamo hands it: nodes of our HOP and
+    of torch's, in the graph and its subgraphs (an autograd.Function's forward and backward
+    bodies). One object per path: Dynamo reuses a compiled graph only for the same backend."""
+
+    def __init__(self, path):
+        self.path = path
+        self.graphs = 0
+        self.ours = 0
+        self.builtin = 0
+        self.ran_ours = self.ran_builtin = 0  # launches made by the compiled graphs, so far
+        self.kernels: dict[str, int] = {}
+        self.ours_targets, self.builtin_targets = hop_targets()
+
+    def __call__(self, gm, example_inputs):
+        from torch._inductor.compile_fx import compile_fx
+
+        self.graphs += 1
+        ours = builtin = 0
+        for module in gm.modules():
+            graph = getattr(module, "graph", None)
+            if graph is None:
+                continue
+            for node in graph.nodes:
+                if node.op != "call_function":
+                    continue
+                if node.target in self.ours_targets:
+                    ours += 1
+                    key = str(node.kwargs.get("kernel", "?")).partition("@")[0]
+                elif node.target in self.builtin_targets:
+                    builtin += 1
+                    key = _builtin_kernel_name(node)
+                else:
+                    continue
+                self.kernels[key] = self.kernels.get(key, 0) + 1
+        self.ours += ours
+        self.builtin += builtin
+        compiled = compile_fx(gm, example_inputs)
+        if not (ours or builtin):
+            return compiled
+
+        # A graph runs once per layer that reuses it: count the launches each call of the
+        # graph makes (its forward and, in training, its backward body) as it runs.
+        def counted(*args):
+            self.ran_ours += ours
+            self.ran_builtin += builtin
+            return compiled(*args)
+
+        return counted
+
+
+def _builtin_kernel_name(node) -> str:
+    from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
+
+    try:
+        kernel = kernel_side_table.get_kernel(node.kwargs["kernel_idx"])
+        while hasattr(kernel, "fn"):
+            kernel = kernel.fn
+        return f"{kernel.__module__}:{kernel.__name__}"
+    except Exception:  # noqa: BLE001: only a label
+        return "builtin:?"
+
+
+class BuiltinWarnings(logging.Handler):
+    """Collects the warnings of torch's built-in user-kernel support (its read/write analysis
+    of a kernel falls back to "every input is mutated" with a warning and a traceback per
+    launch): counted per path and summarised, instead of flooding the log."""
+
+    LOGGER = "torch._higher_order_ops.triton_kernel_wrap"
+
+    def __init__(self, show: bool):
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+        logger = logging.getLogger(self.LOGGER)
+        logger.addHandler(self)
+        logger.propagate = show
+
+    def emit(self, record):
+        self.records.append(record)
+
+    def summary(self, start: int) -> dict:
+        records = self.records[start:]
+        reasons: dict[str, int] = {}
+        for record in records:
+            reason = first_line(record.getMessage())
+            if record.exc_info and record.exc_info[1] is not None:
+                reason += f" ({type(record.exc_info[1]).__name__}: {last_line(str(record.exc_info[1]))})"
+            reasons[reason[:300]] = reasons.get(reason[:300], 0) + 1
+        return reasons
+
+
+def last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+def warm_up_compiler(args):
+    """Pay the process's one-time costs (inductor's compile workers, triton's first compile,
+    cuBLAS) before the first path's compile is timed."""
+    linear = torch.nn.Linear(64, 64, device=DEVICE)
+    x = torch.randn(8, 64, device=DEVICE)
+    compiled = torch.compile(lambda x: torch.nn.functional.gelu(linear(x)).square().sum())
+    autocast = torch.autocast(DEVICE, dtype=torch.bfloat16) if args.autocast else contextlib.nullcontext()
+    with autocast:
+        loss = compiled(x)
+    loss.backward()
+    sync()
+
+
+def dynamo_counters():
+    c = torch._dynamo.utils.counters
+    return {"graph_break": dict(c["graph_break"]), "unique_graphs": c["stats"]["unique_graphs"],
+            "recompiles": sum(c["recompiles"].values()) if "recompiles" in c else 0}
+
+
+def counters_delta(before, after):
+    breaks = {reason: n - before["graph_break"].get(reason, 0) for reason, n in after["graph_break"].items()}
+    breaks = {reason: n for reason, n in breaks.items() if n}
+    return {
+        "graph_breaks": sum(breaks.values()),
+        "graph_break_reasons": {first_line(reason): n for reason, n in breaks.items()},
+        "graphs": after["unique_graphs"] - before["unique_graphs"],
+    }
+
+
+def first_line(text: str) -> str:
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    explanation = next((line for line in lines if line.startswith("Explanation:")), "")
+    return " / ".join(filter(None, [lines[0] if lines else "", explanation]))[:300]
+
+
+# --- stepping ------------------------------------------------------------------------------
+
+def sync():
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
+def make_step(model, state, args, float_arguments, compiled=True, backend=None):
+    """One training step of `model` under its path's state: returns the loss tensor."""
+    runner = torch.compile(model, backend=backend) if compiled else model
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, foreach=DEVICE == "cuda")
+    torch.manual_seed(args.seed + 1)
+    ids = torch.randint(0, args.vocab, (args.batch, args.seq), device=DEVICE)
+    autocast = torch.autocast(DEVICE, dtype=torch.bfloat16) if args.autocast else contextlib.nullcontext()
+
+    def step():
+        with state, float_arguments():
+            with autocast:
+                loss = runner(input_ids=ids, labels=ids).loss
+            loss.backward()  # RoPE's eager backward launches the path's kernels: still in state
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        return loss.detach()
+
+    return step
+
+
+def timed_steps(step, n):
+    sync()
+    start = time.perf_counter()
+    for _ in range(n):
+        step()
+    sync()
+    return (time.perf_counter() - start) / n * 1e3
+
+
+def peak_memory(step):
+    if DEVICE != "cuda":
+        return {"peak_step_MiB": None, "peak_MiB": None}
+    sync()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    step()
+    sync()
+    peak = torch.cuda.max_memory_allocated()
+    return {"peak_step_MiB": round((peak - base) / 2**20, 1), "peak_MiB": round(peak / 2**20, 1)}
+
+
+# --- profiling -----------------------------------------------------------------------------
+
+def kernel_category(name: str) -> str:
+    lowered = name.lower()
+    if any(k in name for k in LIGER_KERNEL_NAMES):
+        return "liger"
+    if "flash" in lowered or "fmha" in lowered or "attention" in lowered:
+        return "attention"
+    if any(k in lowered for k in ("gemm", "sm90_xmma", "cutlass", "nvjet", "cublas", "matmul", "sm80_xmma")):
+        return "gemm"
+    if lowered.startswith("triton_") or "triton_" in lowered:
+        return "inductor triton"
+    if "multi_tensor_apply" in lowered or "foreach" in lowered:
+        return "optimizer (foreach)"
+    return "other"
+
+
+def profile_path(name, step, steps, out):
+    """Writes the profiler's table and a per-kernel / per-category summary; returns the summary."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if DEVICE == "cuda" else [])
+    sync()
+    with profile(activities=activities) as prof:
+        for _ in range(steps):
+            step()
+        sync()
+    averages = prof.key_averages()
+    sort = "self_device_time_total" if DEVICE == "cuda" else "self_cpu_time_total"
+    try:
+        table = averages.table(sort_by=sort, row_limit=40, max_name_column_width=90)
+    except (AttributeError, KeyError):
+        sort = "self_cuda_time_total"
+        table = averages.table(sort_by=sort, row_limit=40, max_name_column_width=90)
+    kernels = {}
+    if DEVICE == "cuda":
+        for event in prof.events():
+            # GPU kernels (and memcpy/memset), not the GPU-side ranges of record_function
+            # annotations such as Optimizer.step#SGD.step, which span kernels already counted.
+            if event.device_type != torch.autograd.DeviceType.CUDA or getattr(event, "is_user_annotation", False):
+                continue
+            us = getattr(event, "device_time_total", None)
+            if us is None:
+                us = event.cuda_time_total
+            kernels[event.name] = kernels.get(event.name, 0.0) + us
+    total = sum(kernels.values()) or 1.0
+    by_category: dict[str, float] = {}
+    for kernel, us in kernels.items():
+        category = kernel_category(kernel)
+        by_category[category] = by_category.get(category, 0.0) + us
+    top = sorted(kernels.items(), key=lambda item: -item[1])[:30]
+    out.write(f"\n===== {name}: {steps} steps, sorted by {sort} =====\n{table}\n")
+    if kernels:
+        out.write(f"GPU kernels ({len(kernels)} names), {total / steps / 1e3:.2f} ms of kernel time per step:\n")
+        for category, us in sorted(by_category.items(), key=lambda item: -item[1]):
+            out.write(f"  {category:22s} {us / steps / 1e3:8.3f} ms/step  {100 * us / total:5.1f}%\n")
+        out.write("top kernels:\n")
+        for kernel, us in top:
+            out.write(f"  {us / steps / 1e3:8.3f} ms/step  {100 * us / total:5.1f}%  [{kernel_category(kernel)}] "
+                      f"{kernel[:140]}\n")
+    out.flush()
+    return {
+        "kernel_ms_per_step": round(total / steps / 1e3, 3) if kernels else None,
+        "by_category_ms_per_step": {k: round(v / steps / 1e3, 3) for k, v in by_category.items()},
+        "top_kernels_ms_per_step": [[k[:200], round(v / steps / 1e3, 4)] for k, v in top[:15]],
+    }
+
+
+# --- the run -------------------------------------------------------------------------------
+
+def versions():
+    import triton
+    import transformers
+
+    try:
+        from importlib.metadata import version
+
+        liger = version("liger_kernel")
+    except Exception:  # noqa: BLE001
+        liger = "?"
+    import torch_triton_hop
+
+    return {
+        "python": platform.python_version(), "torch": torch.__version__, "triton": triton.__version__,
+        "transformers": transformers.__version__, "liger_kernel": liger,
+        "torch_triton_hop": torch_triton_hop.__version__,
+        "device": torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu (Triton interpreter)",
+    }
+
+
+def run(args):
+    info = versions()
+    print(" ".join(f"{k} {v}," for k, v in info.items()).rstrip(","), flush=True)
+    torch._dynamo.config.recompile_limit = max(getattr(torch._dynamo.config, "recompile_limit", 8), 32)
+    models, states, liger_helpers = build(args)
+    float_arguments = liger_helpers.interpreter_float_arguments  # a no-op on a GPU
+    tokens = args.batch * args.seq
+    params = sum(p.numel() for p in models["eager"].parameters())
+    print(f"Llama: hidden {args.hidden}, {args.layers} layers, {args.heads} heads / {args.kv_heads} KV, "
+          f"intermediate {args.intermediate}, vocab {args.vocab}, {params / 1e6:.1f}M parameters; "
+          f"batch {args.batch} x seq {args.seq}; autocast {'bf16' if args.autocast else 'off'}; "
+          f"attention {args.attention}; paths {', '.join(args.paths)}", flush=True)
+
+    # The reference: the plain model, eagerly, for the check steps.
+    eager_step = make_step(models["eager"], states["eager"], args, float_arguments, compiled=False)
+    eager_losses = [eager_step().item() for _ in range(args.check_steps)]
+    del eager_step, models["eager"]
+    if DEVICE == "cuda":
+        torch.cuda.empty_cache()
+    print(f"eager plain losses: {[round(l, 5) for l in eager_losses]}", flush=True)
+
+    # Cold compiles for every path: with inductor's caches on, a later path would load the
+    # graphs and kernels it shares with an earlier one (the layers' torch ops, the loss).
+    torch._inductor.config.force_disable_caches = not args.inductor_caches
+    warm_up_compiler(args)
+    builtin_warnings = BuiltinWarnings(args.show_builtin_warnings)
+
+    results = {"config": {k: v for k, v in vars(args).items() if k not in ("json", "profile")},
+               "versions": info, "parameters": params, "tokens_per_step": tokens,
+               "eager_losses": eager_losses, "paths": {}}
+    steps, backends = {}, {}
+    failures = []
+    for path in args.paths:  # compile each path: its first steps are the loss check
+        backends[path] = CountingBackend(path)
+        steps[path] = make_step(models[path], states[path], args, float_arguments, backend=backends[path])
+        before = dynamo_counters()
+        warnings_before = len(builtin_warnings.records)
+        sync()
+        start = time.perf_counter()
+        losses = [steps[path]().item()]
+        first_step_s = time.perf_counter() - start
+        losses += [steps[path]().item() for _ in range(args.check_steps - 1)]
+        delta = counters_delta(before, dynamo_counters())
+        backend = backends[path]
+        ran = (backend.ran_ours, backend.ran_builtin)
+        steps[path]()  # one more, counting the launches the compiled graphs make in a step
+        per_step = {"ours": backend.ran_ours - ran[0], "builtin": backend.ran_builtin - ran[1]}
+        diffs = [abs(a - b) for a, b in zip(losses, eager_losses)]
+        agree = all(d <= args.loss_atol + args.loss_rtol * abs(e) for d, e in zip(diffs, eager_losses))
+        torch_warnings = builtin_warnings.summary(warnings_before)
+        entry = {
+            "first_step_s": round(first_step_s, 2), "losses": losses,
+            "torch_user_kernel_warnings": torch_warnings,
+            "max_loss_diff_vs_eager": max(diffs), "losses_agree": agree,
+            **delta,
+            "launch_nodes_in_graphs": {"ours": backend.ours, "builtin": backend.builtin},
+            "launches_per_step_in_graphs": per_step,
+            "launches_by_kernel": dict(sorted(backend.kernels.items())),
+        }
+        results["paths"][path] = entry
+        print(f"[{path}] first step {first_step_s:.1f} s; losses {[round(l, 5) for l in losses]} "
+              f"(max diff vs eager {max(diffs):.2e}, {'agree' if agree else 'DISAGREE'}); "
+              f"{delta['graphs']} graphs, {delta['graph_breaks']} graph breaks; "
+              f"launch nodes in graphs: ours {backend.ours}, built-in {backend.builtin}; launches per step from "
+              f"the graphs: ours {per_step['ours']}, built-in {per_step['builtin']}; {backend.kernels}", flush=True)
+        for reason, n in delta["graph_break_reasons"].items():
+            print(f"    graph break x{n}: {reason}", flush=True)
+        for reason, n in torch_warnings.items():
+            print(f"    torch's user-kernel support warned x{n}: {reason}", flush=True)
+        # Premises: each path ran what it claims to.
+        got = (backend.ours, backend.builtin)
+        premise = {"plain": got == (0, 0), "ours": got[0] > 0 and got[1] == 0,
+                   "builtin": got[0] == 0 and got[1] > 0}[path]
+        if not premise:
+            failures.append(f"{path}: launches in graphs (ours, built-in) = {got}")
+        if not agree:
+            failures.append(f"{path}: losses {losses} vs eager {eager_losses}")
+        write_json(args.json, results)
+
+    for path in args.paths:  # settle: a step or two more (allocator, autotuning caches)
+        for _ in range(args.warmup):
+            steps[path]()
+    graphs_before = dynamo_counters()["unique_graphs"]
+    times = {path: [] for path in args.paths}
+    for i in range(args.rounds):  # rotate: ABC, BCA, CAB, ...
+        k = i % len(args.paths)
+        for path in args.paths[k:] + args.paths[:k]:
+            times[path].append(timed_steps(steps[path], args.steps_per_round))
+    recompiled = dynamo_counters()["unique_graphs"] - graphs_before
+    if recompiled:
+        failures.append(f"{recompiled} graphs compiled during the timed rounds (recompiles)")
+
+    for path in args.paths:
+        entry = results["paths"][path]
+        ms = statistics.median(times[path])
+        entry.update({"ms_per_step": round(ms, 3), "ms_per_step_rounds": [round(t, 3) for t in times[path]],
+                      "tokens_per_s": round(tokens / ms * 1e3), **peak_memory(steps[path])})
+    results["ratios"] = {}
+    for a, b in (("ours", "builtin"), ("ours", "plain"), ("builtin", "plain")):
+        if a in times and b in times:
+            results["ratios"][f"{a}/{b}"] = round(statistics.median(x / y for x, y in zip(times[a], times[b])), 4)
+    results["recompiles_during_timing"] = recompiled
+
+    if args.profile:
+        with open(args.profile, "w") as out:
+            out.write(" ".join(f"{k} {v}," for k, v in info.items()).rstrip(",") + "\n")
+            for path in args.paths:
+                results["paths"][path]["profile"] = profile_path(path, steps[path], args.profile_steps, out)
+    results["failures"] = failures
+    write_json(args.json, results)
+    print_summary(results, args)
+    return results
+
+
+def write_json(path, results):
+    if not path:
+        return
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(results, f, indent=1)
+    os.replace(tmp, path)
+
+
+def print_summary(results, args):
+    print()
+    header = (f"{'path':8s} | {'ms/step':>9s} | {'tokens/s':>10s} | {'peak step MiB':>13s} | {'peak MiB':>9s} | "
+              f"{'1st step s':>10s} | {'breaks':>6s} | {'graphs':>6s} | {'nodes ours/built-in':>19s} | "
+              f"{'per step':>8s} | loss vs eager")
+    print(header)
+    print("-" * len(header))
+    for path, e in results["paths"].items():
+        nodes = e["launch_nodes_in_graphs"]
+        launches = f"{nodes['ours']} / {nodes['builtin']}"
+        per_step = sum(e["launches_per_step_in_graphs"].values())
+        peak_step = "-" if e.get("peak_step_MiB") is None else f"{e['peak_step_MiB']:.0f}"
+        peak = "-" if e.get("peak_MiB") is None else f"{e['peak_MiB']:.0f}"
+        print(f"{path:8s} | {e['ms_per_step']:9.2f} | {e['tokens_per_s']:10d} | {peak_step:>13s} | {peak:>9s} | "
+              f"{e['first_step_s']:10.1f} | {e['graph_breaks']:6d} | {e['graphs']:6d} | {launches:>19s} | {per_step:8d} | "
+              f"{'ok' if e['losses_agree'] else 'DISAGREE'} ({e['max_loss_diff_vs_eager']:.1e})")
+    print("ratios (median of per-round ratios): "
+          + ", ".join(f"{k} {v:.3f}" for k, v in results["ratios"].items()))
+    for failure in results["failures"]:
+        print(f"FAILED: {failure}")
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hidden", type=int, default=2048)
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--heads", type=int, default=16)
+    parser.add_argument("--kv-heads", type=int, default=4)
+    parser.add_argument("--intermediate", type=int, default=5632)
+    parser.add_argument("--vocab", type=int, default=32000)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--seq", type=int, default=1024)
+    parser.add_argument("--attention", default="sdpa", help="transformers attn_implementation (default sdpa)")
+    parser.add_argument("--paths", default=",".join(PATHS),
+                        help=f"comma-separated, from {', '.join(PATHS)} (default: all; builtin needs a GPU)")
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--steps-per-round", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=2, help="steps per path after the check steps, untimed")
+    parser.add_argument("--check-steps", type=int, default=3, help="steps whose losses are compared with eager")
+    parser.add_argument("--lr", type=float, default=1e-2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--loss-atol", type=float, default=5e-3)
+    parser.add_argument("--loss-rtol", type=float, default=1e-3)
+    parser.add_argument("--no-autocast", dest="autocast", action="store_false",
+                        help="fp32 throughout (default: bf16 autocast on a GPU; always off on CPU)")
+    parser.add_argument("--inductor-caches", action="store_true",
+                        help="keep inductor's caches on (default: off, so that each path's first step compiles cold)")
+    parser.add_argument("--show-builtin-warnings", action="store_true",
+                        help="let the warnings of torch's user-kernel support through (default: counted, summarised)")
+    parser.add_argument("--json", help="write the results here (rewritten after each path compiles)")
+    parser.add_argument("--profile", help="write torch.profiler tables (top kernels by GPU time) here, per path")
+    parser.add_argument("--profile-steps", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny config (hidden 64, 2 layers, vocab 128, batch 2 x seq 16), 2 rounds of 1 step")
+    args = parser.parse_args(argv)
+    args.paths = [p.strip() for p in args.paths.split(",") if p.strip()]
+    unknown = sorted(set(args.paths) - set(PATHS))
+    if unknown or not args.paths:
+        parser.error(f"--paths: unknown {unknown}; choose from {', '.join(PATHS)}")
+    if args.smoke:
+        args.hidden, args.layers, args.heads, args.kv_heads, args.intermediate = 64, 2, 4, 2, 128
+        args.vocab, args.batch, args.seq = 128, 2, 16
+        args.rounds, args.steps_per_round, args.warmup, args.profile_steps = 2, 1, 0, 1
+    if DEVICE == "cpu":
+        args.autocast = False
+        if "builtin" in args.paths:
+            print("# builtin: torch's built-in path does not run on the Triton interpreter; skipped", flush=True)
+            args.paths.remove("builtin")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    results = run(args)
+    if results["failures"]:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
