@@ -8,7 +8,14 @@ torch.compile) and, for a negative size in a tuple grid, eagerly:
   - a grid larger than the device allows (CUDA: 2**31-1 x 65535 x 65535) and one with
     2**31 programs or more (triton's launcher counts them in a C int);
   - an int argument outside [-2**63, 2**64) and a finite float beyond float32's range;
-  - tensor arguments on two devices outside the interpreter (under it, allowed).
+  - tensor arguments on two devices outside the interpreter (under it, allowed), and a
+    tensor on the meta device among tensors with data (everywhere, eagerly too), while a
+    launch whose tensors are all on meta computes nothing, as any operation on meta does;
+  - bad grids (not a tuple / list / callable, floats, rank 0 or 4, a callable returning
+    None), arguments no launch takes (a list, a str, a numpy array), missing arguments read
+    by a grid function, and a grid function reading a name the launch lacks: our error,
+    naming the kernel, in every mode (eagerly too, where triton's would be about its
+    internals; arguments that do not bind stay triton's TypeError there, which names them).
 CPU tests use a non-interpreted JITFunction on fake CUDA tensors (capture never launches);
 tests marked gpu launch for real.
 """
@@ -22,6 +29,8 @@ from triton.runtime.jit import JITFunction
 
 from torch_triton_hop import wrap_triton
 from torch_triton_hop.errors import UnsupportedTritonKernelError
+
+MODES = ["eager", "real", "fake", "symbolic", "compile", "export", "export_nonstrict"]
 
 
 def add_one_fn(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -53,6 +62,33 @@ def launch(grid, kernel=add_one):
 
 def capture(fn, *args, mode="fake"):
     return make_fx(fn, tracing_mode=mode)(*args)
+
+
+class _Module(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+def run_in(mode, fn, *args):
+    """fn(*args) eagerly, or captured by a front end and run."""
+    if mode == "eager":
+        return fn(*args)
+    if mode in ("real", "fake", "symbolic"):
+        return capture(fn, *args, mode=mode)(*args)
+    if mode == "compile":
+        torch._dynamo.reset()
+        return torch.compile(fn, fullgraph=True)(*args)
+    program = torch.export.export(_Module(fn), args, strict=mode == "export")
+    return program.module()(*args)
+
+
+def refused(mode, match):
+    """Our error; Dynamo (torch.compile, strict export) raises its own, with ours as its explanation."""
+    return pytest.raises(Exception if mode in ("compile", "export") else UnsupportedTritonKernelError, match=match)
 
 
 # --- negative grids ----------------------------------------------------------------------
@@ -208,13 +244,179 @@ def test_tensors_on_two_devices_are_refused_outside_the_interpreter():
 
 @pytest.mark.interpreter
 def test_the_interpreter_accepts_tensors_on_several_devices():
-    """It runs every kernel on host copies of its tensors."""
+    """It runs every kernel on host copies of its tensors (a fake CUDA tensor here: capture only)."""
     def f(x):
-        out = torch.empty(8, device="meta")
+        out = torch.empty(8, device="cuda")
         add_one[(1,)](x, out, x.numel(), BLOCK=16)
         return out
 
     assert "user_triton_kernel_mutation" in capture(f, torch.zeros(8)).code
+
+
+# --- tensors on the meta device --------------------------------------------------------------
+
+META_OUT = (r"argument 'out_ptr' is on the meta device in a launch of kernel 'add_one_fn' whose other tensor "
+            r"arguments have data \(\{'x_ptr': 'cpu'\}\)\. A meta tensor has no memory .* Allocate 'out_ptr' on cpu")
+
+
+def into(device):
+    def f(x):
+        out = torch.full((8,), -7.0, device=device)
+        add_one[(1,)](x, out, x.numel(), BLOCK=16)
+        return out
+
+    return f
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("mode", MODES)
+def test_a_meta_tensor_among_real_ones_is_refused_in_every_mode(mode):
+    """Before: make_fx (real), fake / symbolic capture and export recorded the launch without
+    a word; running it chose the HOP's Meta rule (any meta tensor among the arguments does),
+    so the kernel never ran and the output kept what it was allocated with. Eagerly and under
+    torch.compile triton failed on the meta tensor with "Cannot copy out of meta tensor"."""
+    assert run_in(mode, into("cpu"), torch.zeros(8)).tolist() == [1.0] * 8  # the premise: the launch writes
+    with refused(mode, META_OUT):
+        run_in(mode, into("meta"), torch.zeros(8))
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("mode", ["eager", "real", "fake"])
+def test_a_meta_input_among_real_ones_is_refused(mode):
+    def f(x):
+        out = torch.full((8,), -7.0)
+        add_one[(1,)](torch.empty(8, device="meta"), out, x.numel(), BLOCK=16)
+        return out
+
+    with refused(mode, r"argument 'x_ptr' is on the meta device in a launch of kernel 'add_one_fn' whose other "
+                 r"tensor arguments have data \(\{'out_ptr': 'cpu'\}\)"):
+        run_in(mode, f, torch.zeros(8))
+
+
+@pytest.mark.interpreter
+def test_a_graph_run_with_a_meta_tensor_among_real_ones_refuses_it():
+    """The graph was captured on CPU tensors; the Meta rule refuses what capture would have."""
+    def f(x, out):
+        add_one[(1,)](x, out, x.numel(), BLOCK=16)
+        return out
+
+    gm = capture(f, torch.zeros(8), torch.zeros(8))
+    assert gm(torch.zeros(8), torch.zeros(8)).tolist() == [1.0] * 8
+    with pytest.raises(UnsupportedTritonKernelError, match=r"argument 'out_ptr' is on the meta device"):
+        gm(torch.zeros(8), torch.empty(8, device="meta"))
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("mode", ["eager", "real", "fake", "symbolic"])
+def test_a_launch_with_every_tensor_on_meta_computes_nothing(mode):
+    """As any operation on meta tensors: no data, nothing to compute, no error (before: triton's
+    "Cannot copy out of meta tensor" eagerly)."""
+    x = torch.zeros(8, device="meta")
+    out = run_in(mode, into("meta"), x)
+    assert out.device.type == "meta" and out.shape == (8,)
+
+
+# --- bad grids and arguments, in every mode --------------------------------------------------
+
+def launch_with(grid, *args, **kwargs):
+    def f(x):
+        out = torch.full_like(x, -7.0)
+        named = {"x": x, "out": out, "n": x.numel()}  # the names stand for these; other values are passed as is
+        add_one[grid](*[named[a] if a in ("x", "out", "n") else a for a in args], **kwargs)
+        return out
+
+    return f
+
+
+BAD_GRIDS = {
+    "str": ("abc", r"kernel 'add_one_fn': the grid must be a tuple or list of ints / SymInts, or a callable "
+                   r"returning one \(got 'abc'\)"),
+    "int": (1, r"kernel 'add_one_fn': the grid must be a tuple .* \(got 1\)"),
+    "floats": ((1.0,), r"kernel 'add_one_fn': the grid must be a tuple .* \(got [\[(]1\.0,?[)\]]\)"),
+    "callable_floats": (lambda meta: (1.5,), r"kernel 'add_one_fn': the grid must be a tuple .* \(got [\[(]1\.5,?[)\]]\)"),
+    "callable_none": (lambda meta: None, r"kernel 'add_one_fn': the grid must be a tuple .* callable returning one"),
+    "rank0": ((), r"kernel 'add_one_fn': a grid of rank 0 \(got \(\)\)\. Use 1 to 3 dimensions"),
+    "rank4": ((1, 1, 1, 1), r"kernel 'add_one_fn': a grid of rank 4 \(got \(1, 1, 1, 1\)\)"),
+    "none": (None, r"kernel 'add_one_fn' was called without a grid\. Call it as kernel\[grid\]"),
+}
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("mode", ["eager", "real", "fake", "export_nonstrict"])
+@pytest.mark.parametrize("name", sorted(BAD_GRIDS))
+def test_a_bad_grid_gets_our_error_in_every_mode(name, mode):
+    """Before, eagerly: triton's own errors ("can only concatenate str (not "tuple") to str" for
+    a str grid, the interpreter's "'float' object cannot be interpreted as an integer", "grid
+    must have at most 3 dimensions", "object of type 'NoneType' has no len()"), or (rank 0) a
+    launch of one program."""
+    grid, match = BAD_GRIDS[name]
+    with refused(mode, match):
+        run_in(mode, launch_with(grid, "x", "out", "n", BLOCK=16), torch.zeros(8))
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("name", ["str", "floats", "rank4", "none"])
+def test_a_bad_grid_gets_our_error_under_torch_compile(name):
+    grid, match = BAD_GRIDS[name]
+    with refused("compile", match):
+        run_in("compile", launch_with(grid, "x", "out", "n", BLOCK=16), torch.zeros(8))
+
+
+MISSING_N = (r"missing kernel arguments \['n'\] in a launch of kernel 'add_one_fn'\. .* Pass them by position or "
+             r"by name \(its parameters are \['x_ptr', 'out_ptr', 'n', 'BLOCK'\]\)")
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("mode", ["real", "fake", "symbolic", "compile", "export", "export_nonstrict"])
+def test_a_grid_function_reading_a_missing_argument_names_the_parameter(mode):
+    """Before: KeyError: 'n' from inside the user's lambda (torch.compile: "Observed exception"),
+    where a tuple grid already named the missing parameter."""
+    grid = lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)  # noqa: E731
+    with refused(mode, MISSING_N):
+        run_in(mode, launch_with(grid, "x", "out", BLOCK=16), torch.zeros(8))
+
+
+@pytest.mark.interpreter
+def test_eagerly_a_missing_argument_is_triton_s_type_error_which_names_it():
+    """Arguments that do not bind are left to triton: it binds them before calling the grid."""
+    grid = lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)  # noqa: E731
+    with pytest.raises(TypeError, match=r"add_one_fn\(\) missing 1 required positional argument: 'n'"):
+        launch_with(grid, "x", "out", BLOCK=16)(torch.zeros(8))
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("mode", ["eager", "real", "fake", "export_nonstrict"])
+def test_a_grid_function_reading_a_name_the_launch_lacks_says_so(mode):
+    """A typo (meta["N"] for n): before, KeyError: 'N' from inside the user's lambda."""
+    grid = lambda meta: (triton.cdiv(meta["N"], meta["BLOCK"]),)  # noqa: E731
+    with refused(mode, r"the grid function of kernel 'add_one_fn' reads meta\['N'\], which the launch does not "
+                       r"have\. .* Pass 'N' to the launch if it is a parameter, or read one of \['x_ptr', "
+                       r"'out_ptr', 'n', 'BLOCK'\]"):
+        run_in(mode, launch_with(grid, "x", "out", "n", BLOCK=16), torch.zeros(8))
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("mode", ["eager", "real", "fake"])
+@pytest.mark.parametrize("value, type_name", [([1, 2], "list"), ("8", "str")], ids=["list", "str"])
+def test_an_argument_no_launch_takes_is_refused_in_every_mode(mode, value, type_name):
+    """Before, eagerly: the interpreter's AttributeError("'list' object has no attribute 'dtype'")."""
+    with refused(mode, rf"argument 'n' of kernel 'add_one_fn' is a {type_name}, where the kernel takes a tensor"):
+        run_in(mode, launch_with((1,), "x", "out", value, BLOCK=16), torch.zeros(8))
+
+
+@pytest.mark.interpreter
+def test_a_numpy_array_argument_is_refused_eagerly():
+    """Before: the interpreter's AttributeError("'numpy.ndarray' object has no attribute 'type'")."""
+    x = torch.zeros(8)
+    with pytest.raises(UnsupportedTritonKernelError, match="argument 'x_ptr' of kernel 'add_one_fn' is a ndarray"):
+        add_one[(1,)](x.numpy(), torch.empty_like(x), 8, BLOCK=16)
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("mode", ["real", "fake", "compile", "export_nonstrict"])
+def test_too_many_arguments_name_the_kernel(mode):
+    with refused(mode, r"5 positional arguments for kernel 'add_one_fn', which has 4 parameters"):
+        run_in(mode, launch_with((1,), "x", "out", "n", 16, 5), torch.zeros(8))
 
 
 # --- on a GPU --------------------------------------------------------------------------------
@@ -241,3 +443,29 @@ def test_gpu_negative_and_oversized_grids_and_mixed_devices_are_refused():
 
     with pytest.raises(UnsupportedTritonKernelError, match="several devices"):
         capture(mixed, x)
+
+
+@pytest.mark.gpu
+def test_gpu_eager_launches_refuse_odd_devices_and_bad_grids_on_first_sight():
+    """The eager fast path checks a launch where it meets a new specialization (and where it
+    leaves the fast path): after a good launch, a CPU or meta tensor among CUDA ones gets our
+    error instead of triton's "Pointer argument (at 1) cannot be accessed from Triton (cpu
+    tensor?)" or a launch on a null pointer; every tensor on meta computes nothing."""
+    kernel = wrap_triton(triton.jit(add_one_fn))
+    x = torch.zeros(8, device="cuda")
+    out = torch.full_like(x, -7.0)
+    kernel[(1,)](x, out, 8, BLOCK=16)
+    assert out.tolist() == [1.0] * 8  # the premise: this specialization launches
+    for other, match in ((torch.empty(8), r"several devices \(got \{'x_ptr': 'cuda:0', 'out_ptr': 'cpu'\}\)"),
+                         (torch.empty(8, device="meta"), r"argument 'out_ptr' is on the meta device")):
+        with pytest.raises(UnsupportedTritonKernelError, match=match):
+            kernel[(1,)](x, other, 8, BLOCK=16)
+        with pytest.raises(UnsupportedTritonKernelError, match=match):
+            capture(lambda x: kernel[(1,)](x, other.clone(), 8, BLOCK=16), x, mode="real")
+    meta = torch.empty(8, device="meta")
+    assert kernel[(1,)](meta, meta, 8, BLOCK=16) is None
+    fresh = wrap_triton(triton.jit(add_one_fn))
+    for grid, match in (((1.0,), "the grid must be a tuple"), ("abc", "the grid must be a tuple"),
+                        ((1, 1, 1, 1), "a grid of rank 4")):
+        with pytest.raises(UnsupportedTritonKernelError, match=match):
+            fresh[grid](x, out, 8, BLOCK=16)

@@ -20,7 +20,7 @@ from typing import Any, Callable, NoReturn
 import torch
 
 from . import _compat, _compat_inductor, config
-from ._hopifier import TritonHOPifier
+from ._hopifier import TritonHOPifier, grid_type_error, launching_kernel
 from ._hops import triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
 from ._package_digest import package_digest
 from ._side_table import TensorDescriptorSpec, kernel_side_table
@@ -40,6 +40,17 @@ class _DynamoEntry(_compat.HigherOrderOperator):
 
 
 dynamo_entry = _DynamoEntry()
+
+
+def _described(value: Any) -> Any:
+    """A VariableTracker as the user's value where it has one (for messages), else itself."""
+    try:
+        value = _example_value(value)
+    except Exception:  # noqa: BLE001  (only a message's value)
+        return value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_described(v) for v in value)
+    return value
 
 
 def _example_value(value: Any) -> Any:
@@ -111,16 +122,13 @@ class DynamoTritonHOPifier(TritonHOPifier):
         if isinstance(grid, vt.BaseListVariable):
             grid = grid.items
         if not isinstance(grid, (list, tuple)):
-            self.raise_unsupported(
-                "the grid must be a tuple or list of ints / SymInts, or a callable returning one", grid,
-                fix="Return e.g. (triton.cdiv(n, meta['BLOCK']),)",
-            )
+            self.raise_unsupported(**grid_type_error(launching_kernel(), _described(grid)))
         items = []
         for item in grid:
             if isinstance(item, vt.VariableTracker) and item.is_python_constant():
                 item = item.as_python_constant()
             if not isinstance(item, (int, vt.SymNodeVariable)):
-                self.raise_unsupported("grid entries must be ints or SymInts", item)
+                self.raise_unsupported(**grid_type_error(launching_kernel(), _described(list(grid))))
             items.append(item)
         return tuple(items)
 
@@ -198,6 +206,8 @@ def _entry_call_function(tx: Any, args: list[Any], kwargs: dict[str, Any]) -> An
     from ._wrap import wrap_triton  # _wrap imports this module
 
     wrapper = wrap_triton(kernel, writes=writes, interpreter_config=interpreter_config)
+    if isinstance(grid_vt, _compat.dynamo_variables().ConstantVariable) and grid_vt.as_python_constant() is None:
+        grid_vt = None  # kernel.run(...) without grid=, kernel[None]
     return DynamoTritonHOPifier(tx).call_triton_kernel(wrapper, grid_vt, tuple(kernel_args), dict(kwargs))
 
 

@@ -107,6 +107,7 @@ import torch
 
 from . import _compat
 from ._fast_launch_source import binding_sets, heuristics_source, launch_source
+from ._hopifier import check_eager_launch
 
 __all__ = ["NOT_FAST", "fast_launcher"]
 
@@ -199,12 +200,18 @@ class _JitLauncher:
 
     def setup(self, grid: Any, args: tuple, options: dict[str, Any]) -> Any:
         """First launch (or another active driver): triton's run, then read its driver."""
+        grid, on_meta = check_eager_launch(self.jit, grid, args, options)  # See [Note: Launch checks]
+        if on_meta:
+            return None
         result = self.jit.run(*args, grid=grid, warmup=False, **options)
         self._read_driver()
         return result
 
     def miss(self, key: tuple, grid: Any, args: tuple, options: dict[str, Any]) -> Any:
         """A key not seen yet: triton's run decides (compiles or looks up); record its kernel."""
+        grid, on_meta = check_eager_launch(self.jit, grid, args, options)  # See [Note: Launch checks]
+        if on_meta:
+            return None
         result = self.jit.run(*args, grid=grid, warmup=False, **options)
         self.record(key, result)
         return result
@@ -226,12 +233,18 @@ class _JitLauncher:
         self.cache[key] = (kernel, self.static_function(kinds, kernel, *found[:3]), *found)
 
     def tuned_setup(self, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+        grid, on_meta = check_eager_launch(self.autotuner, grid, args, kwargs)  # See [Note: Launch checks]
+        if on_meta:
+            return None
         result = self.autotuner.run(*args, grid=grid, warmup=False, **kwargs)
         self._read_driver()
         return result
 
     def tuned_miss(self, key: tuple, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
         """Autotuner.run decides (tunes a new key, compiles or looks up); record what it chose."""
+        grid, on_meta = check_eager_launch(self.autotuner, grid, args, kwargs)  # See [Note: Launch checks]
+        if on_meta:
+            return None
         result = self.autotuner.run(*args, grid=grid, warmup=False, **kwargs)
         self.tuned_record(key, args, kwargs, result)
         return result

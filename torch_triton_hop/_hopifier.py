@@ -10,7 +10,9 @@ export (plain Python values), ``_dynamo.DynamoTritonHOPifier`` for Dynamo.
 from __future__ import annotations
 
 import collections.abc
+import contextvars
 import inspect
+import operator
 import json
 import math
 from typing import Any, Callable, NoReturn
@@ -132,36 +134,41 @@ class TritonHOPifier:
 
     def call_triton_kernel(self, kernel: Any, grid: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """``kernel[grid](*args, **kwargs)`` as one mutation-HOP call."""
-        if grid is None:
-            self.raise_unsupported("the kernel was called without a grid", fix="Call it as kernel[grid](...)")
-        if "num_ctas" in kwargs:
-            self.raise_unsupported(
-                "num_ctas passed at call time", kwargs["num_ctas"],
-                fix="Set num_ctas in a triton.Config of @triton.autotune instead",
-            )
         layers = self._check_layers(unwrap_user_object(kernel))
         base = layers[-1]
         param_names = [p.name for p in _compat.kernel_params(base)]
-        if len(args) > len(param_names):
-            self.raise_unsupported(
-                f"{len(args)} positional arguments for a kernel with {len(param_names)} parameters {param_names}",
-                fix="Check the call's arguments",
-            )
         kernel_name = _compat.python_function(base).__name__
+        if grid is None:
+            self.raise_unsupported(**no_grid_error(kernel_name))
+        if "num_ctas" in kwargs:
+            self.raise_unsupported(
+                f"num_ctas passed at call time to kernel {kernel_name!r}", kwargs["num_ctas"],
+                fix="Set num_ctas in a triton.Config of @triton.autotune instead",
+            )
+        if len(args) > len(param_names):
+            self.raise_unsupported(**too_many_arguments_error(kernel_name, len(args), param_names))
+        token = _LAUNCHING.set(kernel_name)
+        try:
+            return self._call_triton_kernel(kernel, grid, args, kwargs, layers, param_names, kernel_name)
+        finally:
+            _LAUNCHING.reset(token)
+
+    def _call_triton_kernel(self, kernel: Any, grid: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                            layers: list[Any], param_names: list[str], kernel_name: str) -> Any:
+        base = layers[-1]
         positional = dict(zip(param_names, args))
         call_kwargs = dict(kwargs)
         unknown = [k for k in call_kwargs if k not in param_names and k not in _compat.launch_option_names()]
         if unknown:
-            self.raise_unsupported(
-                f"kernel {kernel_name!r} has no parameter {unknown[0]!r}" + (f" (nor {unknown[1:]})" if unknown[1:]
-                                                                             else ""),
-                why="triton would reject it at launch; a graph would record it and run the default",
-                fix=f"Use one of its parameters {param_names} or a launch option such as num_warps",
-            )
+            self.raise_unsupported(**unknown_arguments_error(kernel_name, unknown, param_names))
         duplicated = [k for k in call_kwargs if k in positional]
         if duplicated:
-            self.raise_unsupported(f"kernel {kernel_name!r} got {duplicated} both by position and by name",
-                                   fix="Pass each argument once")
+            self.raise_unsupported(**duplicated_arguments_error(kernel_name, duplicated))
+        # Before anything of the user's (heuristics, pruning, the grid) reads them: those
+        # would fail with a KeyError of their own. Configs and heuristics may supply some.
+        missing = missing_arguments(layers, {**positional, **call_kwargs})
+        if missing:
+            self.raise_unsupported(**missing_arguments_error(kernel_name, missing, param_names))
         descriptors = {name: self.split_tensor_descriptor(value, name, kernel_name)
                        for name, value in {**positional, **call_kwargs}.items()
                        if self.is_host_tensor_descriptor(value)}
@@ -196,7 +203,7 @@ class TritonHOPifier:
                 combined[param.name] = self.specialize_symbolic(combined[param.name])
         missing = [n for n in param_names if n not in combined and not any(n in c["kwargs"] for c in configs)]
         if missing and not all(_has_default(base, n) for n in missing):
-            self.raise_unsupported(f"missing kernel arguments {missing}", fix="Pass every kernel parameter")
+            self.raise_unsupported(**missing_arguments_error(kernel_name, missing, param_names))
 
         # Heuristics, pruning and grids above saw the descriptors themselves, as triton shows them.
         combined.update({name: tensor for name, (tensor, _) in descriptors.items()})
@@ -206,13 +213,7 @@ class TritonHOPifier:
         constexprs = {p.name for p in _compat.kernel_params(base) if p.is_constexpr}
         for name, value in constants.items():
             if name in param_names and name not in constexprs and value is not None and name not in descriptors:
-                self.raise_unsupported(
-                    f"argument {name!r} of kernel {kernel_name!r} is a {type(value).__name__}, where the kernel "
-                    "takes a tensor (a pointer) or a scalar",
-                    why="A graph records tensors, ints, floats and bools; anything else would be baked in as a "
-                    "constant that a saved program cannot rebuild",
-                    fix=f"Pass a torch.Tensor, e.g. torch.as_tensor({name}, device=...)",
-                )
+                self.raise_unsupported(**argument_type_error(kernel_name, name, value))
         self._check_launch(base, kernel_name, graphable, grids)
         return self.call_HOP(
             kernel=kernel_side_table.add_kernel(kernel),
@@ -360,10 +361,16 @@ class TritonHOPifier:
 
     def _grid(self, grid: Any, meta: dict[str, Any], kernel_name: str) -> tuple[Any, ...]:
         if self.is_callable(grid):
-            grid = self.call_grid(grid, meta)
+            try:
+                grid = self.call_grid(grid, meta)
+            except KeyError as e:  # meta["N"] of a name that is no argument: a typo, or a launch option
+                key = e.args[0] if len(e.args) == 1 else None
+                if not isinstance(key, str) or key in meta:
+                    raise
+                self.raise_unsupported(**grid_key_error(kernel_name, key, list(meta)))
         grid = self.check_grid(grid)
         if not 1 <= len(grid) <= 3:
-            self.raise_unsupported(f"a grid of rank {len(grid)}", grid, fix="Use 1 to 3 dimensions")
+            self.raise_unsupported(**grid_rank_error(kernel_name, grid))
         sizes = tuple(self.grid_value(size) for size in grid)
         if any(_compat.guard_or_false(size < 0) for size in sizes):  # See [Note: Launch checks]
             self.raise_unsupported(**negative_grid_error(kernel_name, sizes))
@@ -372,15 +379,12 @@ class TritonHOPifier:
     def _check_launch(self, base: Any, kernel_name: str, arguments: dict[str, Any], grids: list) -> None:
         """Refuse what a launch would silently get wrong. See [Note: Launch checks]."""
         values = {name: self.constant_value(value) for name, value in arguments.items()}
-        devices = list(dict.fromkeys(v.device for v in values.values() if isinstance(v, torch.Tensor)))
+        tensor_devices = {name: v.device for name, v in values.items() if isinstance(v, torch.Tensor)}
+        devices = list(dict.fromkeys(tensor_devices.values()))
         interpreted = _compat.is_interpreted_kernel(base)
-        if len(devices) > 1 and not interpreted:
-            self.raise_unsupported(
-                f"the tensor arguments of kernel {kernel_name!r} are on several devices",
-                {name: str(v.device) for name, v in values.items() if isinstance(v, torch.Tensor)},
-                why="A kernel runs on one device and reads every pointer as that device's memory",
-                fix="Move them to one device first, e.g. t.to(device)",
-            )
+        error = device_error(kernel_name, tensor_devices, interpreted)
+        if error is not None:
+            self.raise_unsupported(**error)
         for param in _compat.kernel_params(base):
             value = values.get(param.name)
             if param.is_constexpr or type(value) not in (int, float):
@@ -451,6 +455,213 @@ def negative_grid_error(kernel_name: str, grid: Any) -> dict[str, Any]:
         "keeps its old contents",
         fix="Check the grid computation (a size of 0 is valid and runs no program)",
     )
+
+
+# The name of the kernel whose launch is being captured, for the hooks' messages (check_grid
+# takes the grid alone).
+_LAUNCHING: contextvars.ContextVar[str | None] = contextvars.ContextVar("torch_triton_hop_launching", default=None)
+
+
+def launching_kernel() -> str | None:
+    """The name of the kernel whose launch a HOPifier is capturing (None outside one)."""
+    return _LAUNCHING.get()
+
+
+# raise_unsupported's arguments for each bad launch, shared by the eager launch and every
+# front end (make_fx, export, Dynamo), so that each mode says the same thing.
+
+def no_grid_error(kernel_name: str | None) -> dict[str, Any]:
+    return dict(what=f"kernel {kernel_name!r} was called without a grid" if kernel_name
+                else "the kernel was called without a grid", fix="Call it as kernel[grid](...)")
+
+
+def grid_type_error(kernel_name: str | None, grid: Any) -> dict[str, Any]:
+    return dict(
+        what=(f"kernel {kernel_name!r}: " if kernel_name else "")
+        + "the grid must be a tuple or list of ints / SymInts, or a callable returning one",
+        got=grid, fix="Return e.g. (triton.cdiv(n, meta['BLOCK']),)",
+    )
+
+
+def grid_rank_error(kernel_name: str, grid: Any) -> dict[str, Any]:
+    return dict(what=f"kernel {kernel_name!r}: a grid of rank {len(grid)}", got=tuple(grid),
+                fix="Use 1 to 3 dimensions")
+
+
+def grid_key_error(kernel_name: str, key: str, names: list[str]) -> dict[str, Any]:
+    return dict(
+        what=f"the grid function of kernel {kernel_name!r} reads meta[{key!r}], which the launch does not have",
+        why="Triton calls it with the launch's arguments by parameter name (and an autotune config's values)",
+        fix=f"Pass {key!r} to the launch if it is a parameter, or read one of {names}",
+    )
+
+
+def too_many_arguments_error(kernel_name: str, count: int, param_names: list[str]) -> dict[str, Any]:
+    return dict(what=f"{count} positional arguments for kernel {kernel_name!r}, which has {len(param_names)} "
+                f"parameters {param_names}", fix="Check the call's arguments")
+
+
+def unknown_arguments_error(kernel_name: str, unknown: list[str], param_names: list[str]) -> dict[str, Any]:
+    return dict(
+        what=f"kernel {kernel_name!r} has no parameter {unknown[0]!r}" + (f" (nor {unknown[1:]})" if unknown[1:]
+                                                                         else ""),
+        why="Triton would ignore it or reject it at launch; a graph would record it and run the default",
+        fix=f"Use one of its parameters {param_names} or a launch option such as num_warps",
+    )
+
+
+def duplicated_arguments_error(kernel_name: str, duplicated: list[str]) -> dict[str, Any]:
+    return dict(what=f"kernel {kernel_name!r} got {duplicated} both by position and by name",
+                fix="Pass each argument once")
+
+
+def missing_arguments_error(kernel_name: str, missing: list[str], param_names: list[str]) -> dict[str, Any]:
+    return dict(
+        what=f"missing kernel arguments {missing} in a launch of kernel {kernel_name!r}",
+        why="The kernel, its grid function and its heuristics read every parameter",
+        fix=f"Pass them by position or by name (its parameters are {param_names})",
+    )
+
+
+def missing_arguments(layers: list[Any], given: dict[str, Any]) -> list[str]:
+    """Parameters of layers[-1] (the base kernel) that neither the call (`given`), an autotune
+    config, a heuristic nor a default supplies; layers: the kernel's, outermost first."""
+    base = layers[-1]
+    supplied = set(given)
+    for layer in layers[:-1]:
+        if isinstance(layer, _compat.Autotuner):
+            for config in layer.configs:
+                supplied.update(config.all_kwargs())
+        else:
+            supplied.update(layer.values)
+    return [p.name for p in _compat.kernel_params(base) if p.name not in supplied and not _has_default(base, p.name)]
+
+
+def device_error(kernel_name: str, devices: dict[str, torch.device], interpreted: bool) -> dict[str, Any] | None:
+    """raise_unsupported's arguments for tensor arguments (name -> device) that a launch cannot
+    take, or None. See [Note: Launch checks]."""
+    if len(set(devices.values())) < 2:
+        return None
+    on_meta = [name for name, device in devices.items() if device.type == "meta"]
+    if on_meta:
+        real = {name: str(device) for name, device in devices.items() if device.type != "meta"}
+        named = f"arguments {on_meta} are" if len(on_meta) > 1 else f"argument {on_meta[0]!r} is"
+        return dict(
+            what=f"{named} on the meta device in a launch of kernel {kernel_name!r} whose other tensor "
+            f"arguments have data ({real})",
+            why="A meta tensor has no memory for the kernel to read or write. With every tensor argument on "
+            "meta a launch computes nothing, as any operation on meta tensors does; with some on a real device "
+            "the kernel has to run, and would skip silently or fail",
+            fix=f"Allocate {named.split(' ', 2)[1]} on {next(iter(real.values()))} (e.g. torch.empty(..., "
+            "device=x.device)), or put every tensor argument on the meta device",
+        )
+    if interpreted:
+        return None  # the interpreter runs every kernel on host copies of its tensors
+    return dict(
+        what=f"the tensor arguments of kernel {kernel_name!r} are on several devices",
+        got={name: str(device) for name, device in devices.items()},
+        why="A kernel runs on one device and reads every pointer as that device's memory",
+        fix="Move them to one device first, e.g. t.to(device)",
+    )
+
+
+def argument_type_error(kernel_name: str, name: str, value: Any) -> dict[str, Any]:
+    return dict(
+        what=f"argument {name!r} of kernel {kernel_name!r} is a {type(value).__name__}, where the kernel takes a "
+        "tensor (a pointer) or a scalar",
+        why="A graph records tensors, ints, floats and bools; anything else would be baked in as a constant that "
+        "a saved program cannot rebuild",
+        fix=f"Pass a torch.Tensor, e.g. torch.as_tensor({name}, device=...)",
+    )
+
+
+def _not_an_argument(value: Any) -> bool:
+    """A value no triton launch takes for a non-constexpr parameter (triton fails on it with an
+    AttributeError of its own); what it might take (tuples, descriptors, objects with a
+    data_ptr) is left to triton."""
+    if isinstance(value, (str, bytes, list, dict, set, frozenset)):
+        return True
+    cls = type(value)
+    return cls.__module__ == "numpy" and cls.__name__ == "ndarray"
+
+
+def _int_like(size: Any) -> bool:
+    if isinstance(size, (int, torch.SymInt)):
+        return True
+    if isinstance(size, (float, str, bytes, torch.SymFloat)):
+        return False
+    try:
+        operator.index(size)  # numpy ints, 0-d integer tensors: triton's launchers take them
+    except TypeError:
+        return False
+    return True
+
+
+def check_eager_grid(kernel_name: str, grid: Any) -> Any:
+    """The grid an eager launch gives triton, refused where triton would fail with an error of its
+    own or launch nothing; a callable is wrapped to check what it returns."""
+    if grid is None:
+        raise_unsupported(**no_grid_error(kernel_name))
+    if callable(grid):
+        return _CheckedGridFunction(grid, kernel_name)
+    if not isinstance(grid, (tuple, list)) or not all(_int_like(size) for size in grid):
+        raise_unsupported(**grid_type_error(kernel_name, grid))
+    if not 1 <= len(grid) <= 3:
+        raise_unsupported(**grid_rank_error(kernel_name, grid))
+    if any(size < 0 for size in grid):
+        raise_unsupported(**negative_grid_error(kernel_name, grid))
+    return grid
+
+
+class _CheckedGridFunction:
+    """A grid function whose KeyError for a missing name, and whose bad result, get our errors."""
+
+    def __init__(self, grid: Any, kernel_name: str) -> None:
+        self.grid = grid
+        self.kernel_name = kernel_name
+
+    def __call__(self, meta: dict[str, Any]) -> Any:
+        try:
+            result = self.grid(meta)
+        except KeyError as e:
+            key = e.args[0] if len(e.args) == 1 else None
+            if not isinstance(key, str) or key in meta:
+                raise
+            raise_unsupported(**grid_key_error(self.kernel_name, key, list(meta)))
+        if result is None or callable(result):
+            raise_unsupported(**grid_type_error(self.kernel_name, result))
+        return check_eager_grid(self.kernel_name, result)
+
+
+def check_eager_launch(kernel: Any, grid: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, bool]:
+    """An eager ``kernel[grid](*args, **kwargs)`` checked before triton sees it, where triton would
+    fail with an error about its own internals or run wrongly without one: the grid, arguments
+    of types no launch takes, tensors on the meta device among real ones or (outside the
+    interpreter) on several devices. Arguments that do not bind (missing, too many, given twice)
+    are left to triton's own TypeError, which names the kernel and the parameter.
+
+    Returns (the grid to give triton, whether to skip the launch: every tensor argument on the
+    meta device, where a launch computes nothing). `kernel`: any layer (autotune / heuristics /
+    base). Runs where an eager launch leaves the fast path and where the fast path meets a new
+    specialization, never on its hits. See [Note: Launch checks]."""
+    base = kernel
+    while not _compat.is_base_kernel(base):
+        base = base.fn
+    kernel_name = _compat.python_function(base).__name__
+    grid = check_eager_grid(kernel_name, grid)
+    try:
+        params = [(p.name, p.is_constexpr) for p in _compat.kernel_params(base)]
+    except (OSError, ValueError):  # no source file (python -c, exec): the interpreter runs it all the same
+        params = [(name, True) for name in inspect.signature(_compat.python_function(base)).parameters]
+    given = {**dict(zip((name for name, _ in params), args)), **kwargs}
+    for name, is_constexpr in params:
+        if not is_constexpr and name in given and _not_an_argument(given[name]):
+            raise_unsupported(**argument_type_error(kernel_name, name, given[name]))
+    devices = {name: value.device for name, value in given.items() if isinstance(value, torch.Tensor)}
+    error = device_error(kernel_name, devices, _compat.is_interpreted_kernel(base))
+    if error is not None:
+        raise_unsupported(**error)
+    return grid, bool(devices) and all(device.type == "meta" for device in devices.values())
 
 
 # [Note: Config pre_hooks that set descriptor block shapes]
@@ -526,10 +737,7 @@ class TracingTritonHOPifier(TritonHOPifier):
         if not isinstance(grid, collections.abc.Sequence) or not all(
             isinstance(g, (int, torch.SymInt)) for g in grid
         ):
-            self.raise_unsupported(
-                "the grid must be a tuple or list of ints / SymInts, or a callable returning one", grid,
-                fix="Return e.g. (triton.cdiv(n, meta['BLOCK']),)",
-            )
+            self.raise_unsupported(**grid_type_error(launching_kernel(), grid))
         return tuple(grid)
 
     def specialize_symbolic(self, value: Any) -> Any:

@@ -329,8 +329,20 @@ def _mutation_fake(mode, *, kernel, constant_args, configs, grids, kwargs):
     return None
 
 
+def _refuse_meta_among_real(kernel: str, kwargs: dict[str, Any]) -> None:
+    """The Meta rule is chosen when any tensor argument is on meta: a launch on meta tensors
+    computes nothing, but one whose other tensors have data must run. Capture refuses such a
+    launch; this catches a graph run on such inputs. See [Note: Launch checks]."""
+    devices = {name: v.device for name, v in kwargs.items() if isinstance(v, torch.Tensor)}
+    if any(device.type != "meta" for device in devices.values()):
+        from ._hopifier import device_error  # _hopifier imports this module
+
+        raise_unsupported(**device_error(kernel_key_name(kernel), devices, interpreted=True))
+
+
 @triton_kernel_wrapper_mutation.py_impl(DispatchKey.Meta)
 def _mutation_meta(*, kernel, constant_args, configs, grids, kwargs):
+    _refuse_meta_among_real(kernel, kwargs)
     return None
 
 
@@ -578,6 +590,7 @@ def _functional_fake(mode, *, kernel, constant_args, configs, grids, kwargs, ten
 
 @triton_kernel_wrapper_functional.py_impl(DispatchKey.Meta)
 def _functional_meta(*, kernel, constant_args, configs, grids, kwargs, tensors_to_clone, shared_memory=None):
+    _refuse_meta_among_real(kernel, kwargs)
     copies = clone_written(kwargs, tensors_to_clone, shared_memory)
     return tuple(copies[name] for name in tensors_to_clone)
 

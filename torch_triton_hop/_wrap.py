@@ -16,7 +16,7 @@ from torch.compiler import is_dynamo_compiling
 from . import _compat
 from ._dynamo import dynamo_entry
 from ._fast_launch import fast_launcher
-from ._hopifier import negative_grid_error, tracing_hopifier
+from ._hopifier import check_eager_grid, check_eager_launch, no_grid_error, tracing_hopifier
 from ._side_table import base_kernel
 from .errors import raise_unsupported
 
@@ -80,7 +80,13 @@ class TritonKernelWrapper:
 
     def __init__(self, kernel: Any, writes: Iterable[str] | None = None, interpreter_config: Any = None) -> None:
         self.kernel = kernel
-        if _compat.is_interpreted_kernel(base_kernel(kernel)) and _compat.interpreter_library_missing():
+        # Under Dynamo nothing here may look at the kernel: on a GPU, Dynamo holds a raw
+        # @triton.jit / @triton.autotune kernel as its own TritonKernelVariable, which has no
+        # Python attributes to read (hasattr on it stops the trace). The capture makes a
+        # wrapper of its own, outside the trace, which checks. See [Note: How Dynamo meets a
+        # wrapped kernel].
+        if not is_dynamo_compiling() and _compat.is_interpreted_kernel(base_kernel(kernel)) and \
+                _compat.interpreter_library_missing():
             _warn_interpreter_library_missing()
         self.writes = None if writes is None else tuple(writes)
         self.interpreter_config = interpreter_config
@@ -99,7 +105,11 @@ class TritonKernelWrapper:
         # The eager launch with grid bound as its first argument: calling it runs the generated
         # launch directly, no frame of ours in between (it is the hot path). See [Note: Fast launch].
         launch = self.fast_launch or self._first_launch
-        return MethodType(launch, grid) if grid is not None else partial(launch, grid)
+        if grid.__class__ is not tuple and not (callable(grid) or isinstance(grid, list)):
+            # A str, an int, None: triton would fail on it with an error of its own, or (a
+            # str, on the fast path) index it. See [Note: Launch checks].
+            check_eager_grid(_compat.python_function(base_kernel(self.kernel)).__name__, grid)
+        return MethodType(launch, grid)
 
     def _first_launch(self, grid: Any, /, *args: Any, **kwargs: Any) -> Any:
         return _build_launch(self)(grid, *args, **kwargs)
@@ -112,7 +122,8 @@ class TritonKernelWrapper:
         return tracing_hopifier.call_run(self, args, {"grid": grid, "warmup": warmup, **kwargs})
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise_unsupported("a wrapped kernel was called without a grid", fix="Call it as kernel[grid](...)")
+        name = None if is_dynamo_compiling() else _compat.python_function(base_kernel(self.kernel)).__name__
+        raise_unsupported(**no_grid_error(name))
 
     def __getattr__(self, name: str) -> Any:
         # arg_names, fn, configs, ...: behave like the kernel for code that inspects it.
@@ -123,12 +134,6 @@ class TritonKernelWrapper:
 
     def __repr__(self) -> str:
         return f"wrap_triton({self.kernel!r})"
-
-
-def _refuse_negative_grid(kernel: Any, grid: tuple) -> None:
-    from ._side_table import base_kernel
-
-    raise_unsupported(**negative_grid_error(_compat.python_function(base_kernel(kernel)).__name__, grid))
 
 
 def _build_launch(wrapper: TritonKernelWrapper, **options: Any) -> Any:
@@ -145,8 +150,9 @@ def _launch_slowly(wrapper: TritonKernelWrapper, grid: Any, args: tuple, kwargs:
     """kernel[grid](*args, **kwargs) that the fast launch does not take: triton's own launch, or
     the HOP when something could intercept it. See [Note: Eager fast path]."""
     if wrapper.launch_directly and _launch_directly(args, kwargs):
-        if type(grid) is tuple and grid and min(grid) < 0:  # See [Note: Launch checks]
-            _refuse_negative_grid(wrapper.kernel, grid)
+        grid, on_meta = check_eager_launch(wrapper.kernel, grid, args, kwargs)  # See [Note: Launch checks]
+        if on_meta:  # computes nothing, as the graph's launch on meta tensors does
+            return None
         return wrapper.kernel[grid](*args, **kwargs)
     return tracing_hopifier.call_triton_kernel(wrapper, grid, args, kwargs)
 
