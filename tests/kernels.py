@@ -921,6 +921,49 @@ def indirect_row_kernel(rows_ptr, x_ptr, out_ptr, row_stride, COLS: tl.constexpr
 
 
 # --------------------------------------------------------------------------------------
+# masked loads without other= feeding reductions
+# --------------------------------------------------------------------------------------
+# A masked load without `other` gives 0 in its masked-off lanes (on a GPU and in the
+# interpreter); kernels that reduce such a load (a row shorter than the block) rely on it.
+
+@triton.jit
+def masked_row_sum_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols)
+    tl.store(out_ptr + row, tl.sum(x, axis=0))
+
+
+@triton.jit
+def masked_rms_norm_kernel(x_ptr, w_ptr, out_ptr, n_cols, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask)
+    w = tl.load(w_ptr + cols, mask=mask)
+    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / n_cols + eps)
+    tl.store(out_ptr + row * n_cols + cols, x * rstd * w, mask=mask)
+
+
+@triton.jit
+def masked_loop_sum_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols)
+    tl.store(out_ptr + row, tl.sum(acc, axis=0))
+
+
+@triton.jit
+def masked_row_max_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols)
+    tl.store(out_ptr + row, tl.max(x, axis=0))
+
+
+# --------------------------------------------------------------------------------------
 # the cases
 # --------------------------------------------------------------------------------------
 
@@ -1260,4 +1303,23 @@ CASES: list[Case] = [
          lambda: dict(rows_ptr=_randint(4, 0, 8, 50, dtype=torch.int64), x_ptr=_randn(0, 51, 8, 16),
                       out_ptr=torch.zeros(4, 16), row_stride=16, COLS=16),
          ("rows_ptr", "x_ptr"), ("out_ptr",), grid=(4,), note="row base pointer from a loaded int64 row id"),
+
+    # ---- masked loads without other= feeding reductions ---------------------------------------------
+    Case("masked_row_sum_no_other", masked_row_sum_kernel,
+         lambda: dict(x_ptr=_randn(0, 62, 6, 40), out_ptr=_zeros(6), n_cols=40, BLOCK=64),
+         ("x_ptr",), ("out_ptr",), grid=(6,),
+         note="row sum of a masked load without other=: the 24 masked-off lanes of each row add 0"),
+    Case("masked_rms_norm_no_other", masked_rms_norm_kernel,
+         lambda: dict(x_ptr=_randn(0, 63, 6, 40), w_ptr=_randn(40, 64), out_ptr=torch.zeros(6, 40), n_cols=40,
+                      eps=1e-6, BLOCK=64),
+         ("x_ptr", "w_ptr"), ("out_ptr",), grid=(6,),
+         note="RMSNorm whose sum of squares reduces a masked load without other= (masked-off lanes 0)"),
+    Case("masked_loop_sum_no_other", masked_loop_sum_kernel,
+         lambda: dict(x_ptr=_randn(0, 65, 6, 40), out_ptr=_zeros(6), n_cols=40, BLOCK=16),
+         ("x_ptr",), ("out_ptr",), grid=(6,),
+         note="masked loads without other= accumulated in a loop, the last block partly masked, then summed"),
+    Case("masked_row_max_no_other", masked_row_max_kernel,
+         lambda: dict(x_ptr=-_randn(0, 66, 6, 40).abs(), out_ptr=_zeros(6), n_cols=40, BLOCK=64),
+         ("x_ptr",), ("out_ptr",), grid=(6,),
+         note="row max of a masked load without other= over negative values: the masked-off lanes' 0 wins"),
 ]
