@@ -22,10 +22,14 @@ setup(
     # private APIs of both (see _compat.py), so an untested future release must not install
     # silently. Development and CI pin torch==2.13.0 (CPU) through constraints.txt.
     install_requires=["torch>=2.11,<2.14", "triton>=3.6,<3.10", "numpy"],
+    # transformers: the Llama model of tests/test_llama_liger.py, docs/guides/llama-liger.md and
+    # benchmarks/llama_liger.py (5.17.0 is also what the GPU machines have); not a dependency of
+    # the package.
     extras_require={
-        "test": ["pytest", "expecttest", "liger-kernel==0.8.5"],
+        "test": ["pytest", "expecttest", "liger-kernel==0.8.5", "transformers==5.17.0"],
         "liger": ["liger-kernel==0.8.5"],
-        "bench": ["matplotlib"],
+        "models": ["liger-kernel==0.8.5", "transformers==5.17.0"],
+        "bench": ["matplotlib", "liger-kernel==0.8.5", "transformers==5.17.0"],
         "docs": ["sphinx==8.1.3", "myst-parser==4.0.1"],
     },
     classifiers=[
