@@ -44,6 +44,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import operator
@@ -53,6 +54,7 @@ import torch
 
 from . import _compat, _compat_inductor, _trace, config
 from ._fused_kernels import FusionRecipe, build_fused_kernel, kernel_python_source
+from ._fx_values import node_value
 from ._fusion_source import FusedArgument, NotFusible, rewrite_kernel_source
 from ._graph_sizes import SymbolicSizes
 from ._hops import parse_shared_memory, tensors_accessed, triton_kernel_wrapper_functional, \
@@ -83,36 +85,55 @@ class _Refused(Exception):
     """One argument is not fused; the message says why."""
 
 
-def _val(node: Any) -> Any:
-    return node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+@dataclasses.dataclass
+class _Candidate:
+    """Pointwise code to fold into one argument's accesses."""
+
+    kind: str  # "epilogue" (at the kernel's stores) | "prologue" (at its loads)
+    region: list[torch.fx.Node]  # the pointwise nodes, graph order
+    sink: torch.fx.Node  # the region's result: what the epilogue produces / the prologue replaces
+    operands: list[torch.fx.Node]  # tensors the region reads besides the argument
+
+
+@dataclasses.dataclass
+class _Plan:
+    """How one candidate is fused: the fused argument and its helper."""
+
+    argument: FusedArgument
+    helper_source: str
+    inputs: dict[torch.fx.Node, Operand]  # each operand, the parameter it becomes and its offsets
+    sizes: dict[str, torch.SymInt]  # parameters holding symbolic sizes the offsets divide by
+
+
+@dataclasses.dataclass
+class _LaunchPlan:
+    launch: "_LaunchFusion"
+    fused: Any  # the built FusedKernel
+    candidates: dict[str, _Candidate]  # only those fused
+    plans: dict[str, _Plan]
+    refusals: dict[str, str]  # argument -> why it is not fused
 
 
 def _static_less(value: Any, limit: int) -> bool:
-    from torch.fx.experimental.symbolic_shapes import statically_known_true
-
-    return bool(statically_known_true(value < limit))
+    return bool(_compat.statically_known_true(value < limit))
 
 
 def _same_layout(a: torch.Tensor, b: torch.Tensor) -> bool:
-    from torch.fx.experimental.symbolic_shapes import statically_known_true
-
     return (a.dim() == b.dim() and a.device == b.device
-            and all(statically_known_true(x == y) for x, y in zip(a.size(), b.size()))
-            and all(statically_known_true(x == y) or statically_known_true(n <= 1)
+            and all(_compat.statically_known_true(x == y) for x, y in zip(a.size(), b.size()))
+            and all(_compat.statically_known_true(x == y) or _compat.statically_known_true(n <= 1)
                     for x, y, n in zip(a.stride(), b.stride(), a.size())))
 
 
 def _reshaping_view(node: Any) -> bool:
     """A view of a contiguous tensor as another contiguous shape of the same dtype: each
     element keeps its offset from the storage offset, which is the same."""
-    from torch.fx.experimental.symbolic_shapes import statically_known_true
-
     if not isinstance(node, torch.fx.Node) or node.op != "call_function" or node.target not in _VIEWS:
         return False
-    view, base = _val(node), _val(node.args[0]) if node.args else None
+    view, base = node_value(node), node_value(node.args[0]) if node.args else None
     return (isinstance(view, torch.Tensor) and isinstance(base, torch.Tensor) and view.dtype == base.dtype
             and is_row_major(view) and is_row_major(base)
-            and statically_known_true(view.storage_offset() == base.storage_offset()))
+            and _compat.statically_known_true(view.storage_offset() == base.storage_offset()))
 
 
 def _data_users(node: torch.fx.Node) -> set[torch.fx.Node]:
@@ -136,11 +157,11 @@ def _writes(node: torch.fx.Node) -> list[Any] | None:
     if target is operator.getitem or target is triton_kernel_wrapper_functional:
         return []
     if target is triton_kernel_wrapper_mutation:
-        return [_compat.storage_identity(_val(v)) for v in node.kwargs["kwargs"].values()
-                if isinstance(_val(v), torch.Tensor)]
-    schema = getattr(target, "_schema", None)
+        return [_compat.storage_identity(node_value(v)) for v in node.kwargs["kwargs"].values()
+                if isinstance(node_value(v), torch.Tensor)]
+    schema = _compat.op_schema(target)
     if schema is None:
-        return [] if not isinstance(target, torch._ops.HigherOrderOperator) and callable(target) and \
+        return [] if not isinstance(target, _compat.HigherOrderOperator) and callable(target) and \
             getattr(target, "__module__", "") in ("_operator", "math", "torch") else None
     if not schema.is_mutable:
         return []
@@ -148,17 +169,17 @@ def _writes(node: torch.fx.Node) -> list[Any] | None:
     for argument, value in zip(schema.arguments, node.args):
         if argument.alias_info is not None and argument.alias_info.is_write:
             values = value if isinstance(value, (list, tuple)) else [value]
-            written.extend(_compat.storage_identity(_val(v)) for v in values if isinstance(_val(v), torch.Tensor))
+            written.extend(_compat.storage_identity(node_value(v)) for v in values if isinstance(node_value(v), torch.Tensor))
     for name, value in node.kwargs.items():
         argument = next((a for a in schema.arguments if a.name == name), None)
         if argument is not None and argument.alias_info is not None and argument.alias_info.is_write \
-                and isinstance(_val(value), torch.Tensor):
-            written.append(_compat.storage_identity(_val(value)))
+                and isinstance(node_value(value), torch.Tensor):
+            written.append(_compat.storage_identity(node_value(value)))
     return written
 
 
 def _check_no_writes(nodes: list[torch.fx.Node], operands: list[torch.fx.Node], where: str) -> None:
-    storages = {_compat.storage_identity(_val(o)) for o in operands if isinstance(_val(o), torch.Tensor)}
+    storages = {_compat.storage_identity(node_value(o)) for o in operands if isinstance(node_value(o), torch.Tensor)}
     for node in nodes:
         written = _writes(node)
         if written is None:
@@ -174,7 +195,7 @@ class _LaunchFusion:
     def __init__(self, graph: torch.fx.Graph, node: torch.fx.Node, interpreted: bool) -> None:
         self.graph, self.node = graph, node
         self.kwargs: dict[str, Any] = dict(node.kwargs["kwargs"])
-        self.vals = {name: _val(v) if isinstance(v, torch.fx.Node) else v for name, v in self.kwargs.items()}
+        self.vals = {name: node_value(v) if isinstance(v, torch.fx.Node) else v for name, v in self.kwargs.items()}
         self.order = {n: i for i, n in enumerate(graph.nodes)}
         self.written = list(node.kwargs["tensors_to_clone"])
         self.getitems: dict[str, torch.fx.Node] = {}
@@ -211,15 +232,15 @@ class _LaunchFusion:
             for arg in [*member.args, *member.kwargs.values()]:
                 for value in arg if isinstance(arg, (list, tuple)) else [arg]:
                     if isinstance(value, torch.fx.Node) and value not in inside and value not in operands:
-                        if not isinstance(_val(value), torch.Tensor):
+                        if not isinstance(node_value(value), torch.Tensor):
                             raise _Refused(f"{member.name} takes {value.name}, a symbolic scalar")
-                        if _val(value).device != self.device:
-                            raise _Refused(f"operand {value.name} is on {_val(value).device}")
+                        if node_value(value).device != self.device:
+                            raise _Refused(f"operand {value.name} is on {node_value(value).device}")
                         operands.append(value)
         return operands
 
     # -- epilogues ------------------------------------------------------------------------
-    def epilogue(self, name: str, accessed: Any) -> tuple[list[torch.fx.Node], torch.fx.Node, list[torch.fx.Node]]:
+    def epilogue(self, name: str, accessed: Any) -> _Candidate:
         """The region (graph order, without the getitem), its sink and operands, for written `name`."""
         if name in self.grouped:
             raise _Refused("it shares memory with other arguments")
@@ -260,7 +281,7 @@ class _LaunchFusion:
             raise _Refused(f"{', '.join(sorted(u.name for u in _data_users(root)))} is not a pointwise op the fusion "
                            "translates, or the result is used elsewhere too")
         chosen = [n for n in region if n in members]
-        out, result = _val(root), _val(sink)
+        out, result = node_value(root), node_value(sink)
         if not _same_layout(result, out):
             raise _Refused(f"the epilogue's result {sink.name} has another shape or layout than the written tensor")
         operands = self._operand_nodes(chosen, members)
@@ -268,7 +289,7 @@ class _LaunchFusion:
         between = [n for n in self.graph.nodes if self.order[self.node] < self.order[n] < self.order[sink]]
         _check_no_writes(between, operands, "between the launch and the epilogue")
         self.views[name], self.value[name] = views, root
-        return chosen, sink, operands
+        return _Candidate("epilogue", chosen, sink, operands)
 
     def _hoist(self, late: list[torch.fx.Node]) -> None:
         """Move operands computed after the launch, with the nodes they need, before it: the
@@ -310,7 +331,7 @@ class _LaunchFusion:
         return seen
 
     # -- prologues ------------------------------------------------------------------------
-    def prologue(self, name: str, accessed: Any) -> tuple[list[torch.fx.Node], torch.fx.Node, list[torch.fx.Node]]:
+    def prologue(self, name: str, accessed: Any) -> _Candidate:
         if name in self.grouped:
             raise _Refused("it shares memory with other arguments")
         ops = set(accessed.read_ops.get(name, ()))
@@ -341,13 +362,13 @@ class _LaunchFusion:
                         changed = True
         region = sorted(members, key=self.order.__getitem__)
         operands = self._operand_nodes(region, members)
-        if not any(_val(o).dim() > 0 or _val(o).numel() > 0 for o in operands):
+        if not any(node_value(o).dim() > 0 or node_value(o).numel() > 0 for o in operands):
             raise _Refused("the prologue reads no tensor")
         between = [n for n in self.graph.nodes if self.order[region[0]] < self.order[n] < self.order[self.node]
                    and n not in members]
         _check_no_writes(between, operands, "between the prologue and the launch")
         self.views[name], self.value[name] = views, sink
-        return region, sink, operands
+        return _Candidate("prologue", region, sink, operands)
 
 
 def _wide(t: torch.Tensor) -> bool:
@@ -368,21 +389,20 @@ def fuse_pointwise(graph: torch.fx.Graph, node: torch.fx.Node) -> torch.fx.Node:
         return node
     if planned is None:
         return node
-    launch, fused, candidates, plans, refusals = planned
+    launch, fused, candidates = planned.launch, planned.fused, planned.candidates
     # Nothing above changed what the graph computes (operands moved before the launch compute
     # the same values); from here the launch is replaced.
-    new_node = _replace(launch, fused.key, {arg: candidates[arg] for arg in plans},
-                        {arg: list(plans[arg][2]) for arg in plans}, {k: v for p in plans.values() for k, v in p[3].items()})
+    new_node = _replace(launch, fused.key, candidates, planned.plans)
     log.debug("launch %s (kernel %s): fused %s; not fused %s. Fused kernel %s:\n%s", node.name,
               kernel_key_name(node.kwargs["kernel"]),
-              {arg: [n.name for n in sorted([*launch.views[arg], *candidates[arg][1]], key=launch.order.__getitem__)]
-               for arg in plans}, refusals, fused.key, fused.source)
-    _trace.fusion(node.name, kernel_key_name(node.kwargs["kernel"]), {arg: candidates[arg][0] for arg in plans},
-                  refusals, fused.source)
+              {arg: [n.name for n in sorted([*launch.views[arg], *c.region], key=launch.order.__getitem__)]
+               for arg, c in candidates.items()}, planned.refusals, fused.key, fused.source)
+    _trace.fusion(node.name, kernel_key_name(node.kwargs["kernel"]), {arg: c.kind for arg, c in candidates.items()},
+                  planned.refusals, fused.source)
     return new_node
 
 
-def _plan_launch(graph: torch.fx.Graph, node: torch.fx.Node) -> Any:
+def _plan_launch(graph: torch.fx.Graph, node: torch.fx.Node) -> _LaunchPlan | None:
     """What to fuse into `node` and the fused kernel, or None (the reasons logged)."""
     key = node.kwargs["kernel"]
     name = kernel_key_name(key)
@@ -401,60 +421,62 @@ def _plan_launch(graph: torch.fx.Graph, node: torch.fx.Node) -> Any:
                   accessed.fallback_reason)
         return None
     fn = _compat.python_function(base)
-    candidates: dict[str, tuple[str, list[torch.fx.Node], torch.fx.Node, list[torch.fx.Node]]] = {}
+    candidates: dict[str, _Candidate] = {}
     refusals: dict[str, str] = {}
     for arg in launch.written:
         try:
-            candidates[arg] = ("epilogue", *launch.epilogue(arg, accessed))
+            candidates[arg] = launch.epilogue(arg, accessed)
         except (_Refused, NotFusible) as e:
             refusals[arg] = str(e)
     for arg in accessed.reads:
         if arg in launch.written or arg in accessed.writes:
             continue
         try:
-            candidates[arg] = ("prologue", *launch.prologue(arg, accessed))
+            candidates[arg] = launch.prologue(arg, accessed)
         except (_Refused, NotFusible) as e:
             refusals[arg] = str(e)
-    plans: dict[str, tuple[FusedArgument, str, dict[torch.fx.Node, Operand], dict[str, torch.SymInt]]] = {}
-    for index, (arg, (kind, region, sink, operands)) in enumerate(candidates.items()):
+    plans: dict[str, _Plan] = {}
+    for index, (arg, candidate) in enumerate(candidates.items()):
         try:
-            plans[arg] = _plan(launch, arg, index, kind, region, sink, operands, accessed.reduces)
+            plans[arg] = _plan(launch, arg, index, candidate, accessed.reduces)
             # This argument alone: the reason if its uses cannot be followed, and where it is loaded.
-            alone = rewrite_kernel_source(kernel_python_source(fn), fn.__globals__, [plans[arg][0]],
-                                          list(plans[arg][0].operands))
-            if kind == "prologue" and arg in alone.loads_in_loops:
-                _check_prologue_in_loop(alone.calls_dot, _val(sink), plans[arg][2])
+            argument = plans[arg].argument
+            alone = rewrite_kernel_source(kernel_python_source(fn), fn.__globals__, [argument], list(argument.operands))
+            if candidate.kind == "prologue" and arg in alone.loads_in_loops:
+                _check_prologue_in_loop(alone.calls_dot, node_value(candidate.sink), plans[arg].inputs)
         except (NotFusible, _Refused) as e:
             refusals[arg] = str(e)
             plans.pop(arg, None)
     if not plans:
         log.debug("launch %s (kernel %s): nothing fused (%s)", node.name, name, refusals)
         return None
-    recipe = FusionRecipe(key, tuple(p[0] for p in plans.values()), tuple((p[0].helper, p[1]) for p in plans.values()),
-                          tuple(param for p in plans.values() for param in p[0].operands))
+    candidates = {arg: candidates[arg] for arg in plans}
+    recipe = FusionRecipe(key, tuple(p.argument for p in plans.values()),
+                          tuple((p.argument.helper, p.helper_source) for p in plans.values()),
+                          tuple(param for p in plans.values() for param in p.argument.operands))
     try:
         fused = build_fused_kernel(recipe)
         _check_fused_kernel(launch, fused.key, candidates, plans, accessed)
     except (NotFusible, _Refused) as e:
         log.debug("launch %s (kernel %s): nothing fused: %s", node.name, name, e)
         return None
-    return launch, fused, candidates, plans, refusals
+    return _LaunchPlan(launch, fused, candidates, plans, refusals)
 
 
-def _check_fused_kernel(launch: _LaunchFusion, fused_key: str, candidates: dict[str, Any], plans: dict[str, Any],
-                        accessed: Any) -> None:
+def _check_fused_kernel(launch: _LaunchFusion, fused_key: str, candidates: dict[str, _Candidate],
+                        plans: dict[str, _Plan], accessed: Any) -> None:
     """The fused kernel compiles (to TTIR, no driver needed) with the launch's new arguments and
     writes what the kernel wrote; its analysis is cached for the lowering that follows."""
     vals = dict(launch.vals)
-    for arg, (_, inputs, sizes) in ((a, (p[0], p[2], p[3])) for a, p in plans.items()):
-        kind, _, sink, _ = candidates[arg]
-        vals.update({operand.param: _val(node) for node, operand in inputs.items()})
-        vals.update(sizes)
-        if kind == "epilogue":
+    for arg, plan in plans.items():
+        sink, inputs = candidates[arg].sink, plan.inputs
+        vals.update({operand.param: node_value(node) for node, operand in inputs.items()})
+        vals.update(plan.sizes)
+        if candidates[arg].kind == "epilogue":
             out = launch.vals[arg]
-            vals[arg] = out.new_empty_strided(out.size(), out.stride(), dtype=_val(sink).dtype)
+            vals[arg] = out.new_empty_strided(out.size(), out.stride(), dtype=node_value(sink).dtype)
         else:
-            vals[arg] = max((_val(n) for n in inputs), key=lambda t: t.dim())
+            vals[arg] = max((node_value(n) for n in inputs), key=lambda t: t.dim())
     node = launch.node
     fused = tensors_accessed(fused_key, node.kwargs["constant_args"], node.kwargs["configs"], vals)
     if fused.fallback_reason:
@@ -469,7 +491,7 @@ def _check_prologue_in_loop(calls_dot: bool, replaced: torch.Tensor, inputs: dic
         raise _Refused("the kernel loads it in a loop and calls tl.dot: a tiled matmul re-reads its inputs in its "
                        "main loop, where pointwise work on the loads costs more than the pass over memory it saves")
     # Bytes each element's loads read (an operand broadcast to all is one load, not per element).
-    loaded = sum(_val(o).element_size() for o, operand in inputs.items() if operand.offset is not None)
+    loaded = sum(node_value(o).element_size() for o, operand in inputs.items() if operand.offset is not None)
     if loaded > replaced.element_size():
         raise _Refused(f"the prologue would load {loaded} bytes per element instead of {replaced.element_size()}, "
                        "in a loop that may re-read them")
@@ -488,12 +510,11 @@ def _vector_width(original: torch.dtype, accessed: list[torch.dtype]) -> int | N
     return None
 
 
-def _plan(launch: _LaunchFusion, arg: str, index: int, kind: str, region: list[torch.fx.Node],
-          sink: torch.fx.Node, operands: list[torch.fx.Node], reduces: bool
-          ) -> tuple[FusedArgument, str, dict[torch.fx.Node, Operand], dict[str, torch.SymInt]]:
+def _plan(launch: _LaunchFusion, arg: str, index: int, candidate: _Candidate, reduces: bool) -> _Plan:
     """The fused argument, its helper's source, its operands' parameters, and the parameters
     holding symbolic sizes its index arithmetic divides by (dynamic shapes)."""
-    fused_tensor = _val(launch.value[arg])  # the kernel's element offsets index this tensor
+    kind, region, sink, operands = candidate.kind, candidate.region, candidate.sink, candidate.operands
+    fused_tensor = node_value(launch.value[arg])  # the kernel's element offsets index this tensor
     sizes: dict[str, torch.SymInt] = {}
 
     def size_param(value: torch.SymInt) -> str:
@@ -506,47 +527,45 @@ def _plan(launch: _LaunchFusion, arg: str, index: int, kind: str, region: list[t
 
     inputs = {}
     for i, operand in enumerate(operands):
-        inputs[operand] = Operand(f"_tth_{arg}_{i}", operand_offset(fused_tensor, _val(operand), size_param))
+        inputs[operand] = Operand(f"_tth_{arg}_{i}", operand_offset(fused_tensor, node_value(operand), size_param))
     helper = f"_tth_{kind}_{index}"
     if kind == "epilogue":
-        source = helper_source(helper, kind, region, inputs, launch.value[arg], sink, _val(sink).dtype,
+        source = helper_source(helper, kind, region, inputs, launch.value[arg], sink, node_value(sink).dtype,
                                launch.target, tuple(sizes))
         element = launch.vals[arg].dtype
     else:
-        source = helper_source(helper, kind, region, inputs, None, sink, _val(sink).dtype, launch.target,
+        source = helper_source(helper, kind, region, inputs, None, sink, node_value(sink).dtype, launch.target,
                                tuple(sizes))
-        element = _val(sink).dtype
-    wide = any(_wide(t) for t in [fused_tensor, *(_val(o) for o in operands)])
+        element = node_value(sink).dtype
+    wide = any(_wide(t) for t in [fused_tensor, *(node_value(o) for o in operands)])
     # Per-element accesses of the fused code (a scalar operand is one load, of no layout).
-    accessed = [_val(o).dtype for o, operand in inputs.items() if operand.offset is not None]
-    accessed += [_val(sink).dtype] if kind == "epilogue" else []
+    accessed = [node_value(o).dtype for o, operand in inputs.items() if operand.offset is not None]
+    accessed += [node_value(sink).dtype] if kind == "epilogue" else []
     vector_width = _vector_width(element, accessed) if reduces else None
     argument = FusedArgument(arg, kind, helper, (*(o.param for o in inputs.values()), *sizes), wide,
                              TRITON_DTYPES[element].removeprefix("tl."), vector_width)
-    return argument, source, inputs, sizes
+    return _Plan(argument, source, inputs, sizes)
 
 
-def _replace(launch: _LaunchFusion, fused_key: str,
-             candidates: dict[str, tuple[str, list[torch.fx.Node], torch.fx.Node, list[torch.fx.Node]]],
-             operands: dict[str, list[torch.fx.Node]], sizes: dict[str, torch.SymInt]) -> torch.fx.Node:
+def _replace(launch: _LaunchFusion, fused_key: str, candidates: dict[str, _Candidate],
+             plans: dict[str, _Plan]) -> torch.fx.Node:
     graph, node = launch.graph, launch.node
     kwargs = dict(launch.kwargs)
     results: dict[str, torch.fx.Node] = {}  # epilogue argument -> node whose uses the fused result takes
     with graph.inserting_before(node):
-        for arg, (kind, region, sink, _) in candidates.items():
-            params = [f"_tth_{arg}_{i}" for i in range(len(operands[arg]))]
-            kwargs.update(zip(params, operands[arg]))
-            if kind == "epilogue":
-                kwargs[arg] = _new_buffer(graph, launch.kwargs[arg], _val(sink).dtype)
-                results[arg] = sink
+        for arg, candidate in candidates.items():
+            kwargs.update({operand.param: operand_node for operand_node, operand in plans[arg].inputs.items()})
+            if candidate.kind == "epilogue":
+                kwargs[arg] = _new_buffer(graph, launch.kwargs[arg], node_value(candidate.sink).dtype)
+                results[arg] = candidate.sink
             else:  # the argument is no longer loaded; one of the operands keeps the signature
-                kwargs[arg] = max(operands[arg], key=lambda o: _val(o).dim())
-        kwargs.update({param: launch.sizes.node(value) for param, value in sizes.items()})
+                kwargs[arg] = max(candidate.operands, key=lambda o: node_value(o).dim())
+            kwargs.update({param: launch.sizes.node(value) for param, value in plans[arg].sizes.items()})
         new_node = graph.call_function(triton_kernel_wrapper_functional, (),
                                        {**node.kwargs, "kernel": fused_key, "kwargs": kwargs})
         new_node.meta.update({k: v for k, v in node.meta.items() if k not in ("val", "tensor_meta")})
         new_node.meta["val"] = tuple(
-            _compat_inductor.clone_fake(_val(kwargs[n])) for n in launch.written)
+            _compat_inductor.clone_fake(node_value(kwargs[n])) for n in launch.written)
     with graph.inserting_after(new_node):
         new_getitems = {}
         for arg, getitem in launch.getitems.items():
@@ -563,17 +582,17 @@ def _replace(launch: _LaunchFusion, fused_key: str,
                     query.replace_input_with(old, new)
         else:
             getitem.replace_all_uses_with(new_getitems[arg])
-    for arg, (kind, region, sink, _) in candidates.items():
-        if kind == "prologue":
-            for query in [q for n in [sink, *launch.views[arg]] for q in _metadata_users(n)]:
+    for arg, candidate in candidates.items():
+        if candidate.kind == "prologue":
+            for query in [q for n in [candidate.sink, *launch.views[arg]] for q in _metadata_users(n)]:
                 launch.sizes.replace(query)
     # Later nodes first: epilogues, their views, the getitems, the launch, prologues' views, prologues.
-    dead = [n for kind, region, sink, _ in candidates.values() for n in region] + [*launch.getitems.values(), node]
+    dead = [n for candidate in candidates.values() for n in candidate.region] + [*launch.getitems.values(), node]
     dead += [view for arg in candidates for view in launch.views[arg]]
     for n in sorted(set(dead), key=launch.order.__getitem__, reverse=True):
         if not n.users:
             graph.erase_node(n)
-    for arg, (kind, _, _, _) in candidates.items():
+    for arg in candidates:
         buffer = launch.kwargs[arg]
         if isinstance(buffer, torch.fx.Node) and not buffer.users and buffer.target in _EMPTY:
             graph.erase_node(buffer)
@@ -586,10 +605,10 @@ def _view_again(graph: torch.fx.Graph, value: torch.fx.Node, views: list[torch.f
     new_views = []
     for view in views:
         with graph.inserting_before(view):
-            old = _val(view)
+            old = node_value(view)
             value = graph.call_function(view.target, (value, *view.args[1:]), dict(view.kwargs))
             value.meta.update({k: v for k, v in view.meta.items() if k not in ("val", "tensor_meta")})
-            value.meta["val"] = old.new_empty_strided(old.size(), old.stride(), dtype=_val(value.args[0]).dtype)
+            value.meta["val"] = old.new_empty_strided(old.size(), old.stride(), dtype=node_value(value.args[0]).dtype)
             new_views.append(value)
     return new_views
 
@@ -599,7 +618,7 @@ def _new_buffer(graph: torch.fx.Graph, empty: torch.fx.Node, dtype: torch.dtype)
     kwargs = dict(empty.kwargs)
     kwargs["dtype"] = dtype
     buffer = graph.call_function(empty.target, empty.args, kwargs)
-    old = _val(empty)
+    old = node_value(empty)
     buffer.meta.update({k: v for k, v in empty.meta.items() if k not in ("val", "tensor_meta")})
     buffer.meta["val"] = old.new_empty_strided(old.size(), old.stride(), dtype=dtype)
     return buffer

@@ -14,12 +14,14 @@ import torch
 
 from ._compat_inductor import sympy_floor_div, sympy_value
 from ._fusion_source import NotFusible
+from ._fx_values import node_value
 
 __all__ = ["SymbolicSizes"]
 
 
-def _value_of(node: Any) -> Any:
-    return node.meta.get("val") if isinstance(node, torch.fx.Node) else node
+def _value_of(argument: Any) -> Any:
+    """A node's value; a constant argument is its own."""
+    return node_value(argument) if isinstance(argument, torch.fx.Node) else argument
 
 
 class SymbolicSizes:

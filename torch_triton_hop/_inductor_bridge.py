@@ -41,6 +41,7 @@ from ._hops import (
     triton_kernel_wrapper_mutation,
 )
 from ._fused_kernels import recipe_of
+from ._fx_values import node_value
 from ._fusion import fuse_pointwise
 from ._scalar_types import eager_scalar_types
 from ._side_table import TensorDescriptorSpec, base_kernel, kernel_key_name, kernel_side_table
@@ -120,12 +121,8 @@ _META_ONLY = ("aten.sym_size.int", "aten.sym_stride.int", "aten.sym_numel.defaul
               "aten.sym_storage_offset.default")
 
 
-def _val(node: Any) -> Any:
-    return node.meta.get("val") if isinstance(node, torch.fx.Node) else None
-
-
 def _storage(node: Any) -> Any:
-    val = _val(node)
+    val = node_value(node)
     return _compat.storage_identity(val) if isinstance(val, torch.Tensor) else None
 
 
@@ -135,12 +132,11 @@ def _is_input(node: torch.fx.Node) -> bool:
 
 def _same_place(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Same elements of one storage, in the same order: sizes, strides and offset equal."""
-    from torch.fx.experimental.symbolic_shapes import statically_known_true  # imports sympy: not at import time
 
     return (a.dtype == b.dtype and a.dim() == b.dim()
-            and all(statically_known_true(x == y) for x, y in zip(a.size(), b.size()))
-            and all(statically_known_true(x == y) for x, y in zip(a.stride(), b.stride()))
-            and statically_known_true(a.storage_offset() == b.storage_offset()))
+            and all(_compat.statically_known_true(x == y) for x, y in zip(a.size(), b.size()))
+            and all(_compat.statically_known_true(x == y) for x, y in zip(a.stride(), b.stride()))
+            and _compat.statically_known_true(a.storage_offset() == b.storage_offset()))
 
 
 def _scatter_region(scatter: torch.fx.Node, base: torch.Tensor) -> torch.Tensor | None:
@@ -148,8 +144,8 @@ def _scatter_region(scatter: torch.fx.Node, base: torch.Tensor) -> torch.Tensor 
     view = _SCATTER_TO_VIEW.get(str(scatter.target))
     if view is None or len(scatter.args) < 2:
         return None
-    args = [_val(a) if isinstance(a, torch.fx.Node) else a for a in scatter.args[2:]]
-    kwargs = {k: _val(v) if isinstance(v, torch.fx.Node) else v for k, v in scatter.kwargs.items()}
+    args = [node_value(a) if isinstance(a, torch.fx.Node) else a for a in scatter.args[2:]]
+    kwargs = {k: node_value(v) if isinstance(v, torch.fx.Node) else v for k, v in scatter.kwargs.items()}
     try:
         return view(base, *args, **kwargs)
     except Exception:  # an argument form we do not model: not a write-back we can prove
@@ -163,7 +159,7 @@ def _write_backs(graph: torch.fx.Graph, order: dict[torch.fx.Node, int], node: t
     `results` maps each getitem of the unit to the argument it replaces. Returns each such
     scatter with its base (a node living in `storage`), following chains of scatters.
     """
-    in_place = {getitem: _val(results[getitem]) for getitem in results}  # value -> where it lies
+    in_place = {getitem: node_value(results[getitem]) for getitem in results}  # value -> where it lies
     bases: dict[torch.fx.Node, torch.fx.Node] = {}
     for user in list(graph.nodes)[order[node] + 1:]:
         if str(user.target) not in _SCATTER_TO_VIEW or len(user.args) < 2:
@@ -172,10 +168,10 @@ def _write_backs(graph: torch.fx.Graph, order: dict[torch.fx.Node, int], node: t
         base = target if _storage(target) == storage else bases.get(target)
         if base is None or source not in in_place:
             continue
-        region = _scatter_region(user, _val(base))
+        region = _scatter_region(user, node_value(base))
         if region is not None and _same_place(region, in_place[source]):
             bases[user] = base
-            in_place[user] = _val(base)
+            in_place[user] = node_value(base)
     return bases
 
 
@@ -206,7 +202,7 @@ def _in_place_refusal(graph: torch.fx.Graph, order: dict[torch.fx.Node, int], no
     def puts_back(source: Any, target: torch.fx.Node) -> bool:  # copy_(target, source) changes nothing in place
         if source in scatters:
             return scatters[source] is target
-        return source in results and _same_place(_val(results[source]), _val(target))
+        return source in results and _same_place(node_value(results[source]), node_value(target))
 
     copies_back = [user for shared, user in later_uses
                    if user.target is torch.ops.aten.copy_.default and shared in inputs
@@ -227,7 +223,7 @@ def reinplace_functional_launches(graph: torch.fx.Graph) -> None:
     """Fuse pointwise code into every functional launch in `graph` where exact, then write in place
     (see [Note: Fusing pointwise code into user kernels], [Note: Reinplacing functional launches])."""
     for node in list(graph.find_nodes(op="call_function", target=triton_kernel_wrapper_functional)):
-        if not node._erased:
+        if not _compat.node_erased(node):
             _rewrite(graph, fuse_pointwise(graph, node))
 
 
@@ -243,7 +239,7 @@ def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
         if user.target is not operator.getitem or written[user.args[1]] in getitems:
             return  # not the shape functionalization produces; the lowering copies everything
         getitems[written[user.args[1]]] = user
-    vals = {name: _val(value) if isinstance(value, torch.fx.Node) else value for name, value in kwargs.items()}
+    vals = {name: node_value(value) if isinstance(value, torch.fx.Node) else value for name, value in kwargs.items()}
     accessed = tensors_accessed(node.kwargs["kernel"], node.kwargs["constant_args"], node.kwargs["configs"], vals)
     accessed_names = set(accessed.reads) | set(accessed.writes)
     groups = parse_shared_memory(node.kwargs.get("shared_memory"))
@@ -308,7 +304,7 @@ def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
 def _node_kwargs_vals() -> dict[str, Any]:
     """The example values (fake tensors, SymInts) of the launch being lowered."""
     node = _compat_inductor.inductor_current_node()
-    return {name: _val(value) if isinstance(value, torch.fx.Node) else value
+    return {name: node_value(value) if isinstance(value, torch.fx.Node) else value
             for name, value in node.kwargs["kwargs"].items()}
 
 
