@@ -24,8 +24,6 @@ from torch._C import DispatchKey
 from torch._ops import HigherOrderOperator, OpOverload
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch._subclasses.functional_tensor import FunctionalTensor
-# torch.fx.experimental is not a stable API; statically_known_true: 2.11-2.13 alike.
-from torch.fx.experimental.symbolic_shapes import statically_known_true
 from torch.fx.experimental.proxy_tensor import (
     ProxyTorchDispatchMode,
     disable_proxy_modes_tracing,
@@ -107,6 +105,27 @@ def current_dispatch_mode() -> Any:
     from torch.utils._python_dispatch import _get_current_dispatch_mode
 
     return _get_current_dispatch_mode()
+
+
+def statically_known_true(condition: Any) -> bool:
+    """Whether `condition` (on ints or SymInts) is true without adding a guard.
+
+    torch 2.11-2.13: torch.fx.experimental.symbolic_shapes.statically_known_true; imported here,
+    not at import time (it imports sympy).
+    """
+    from torch.fx.experimental.symbolic_shapes import statically_known_true as known_true
+
+    return bool(known_true(condition))
+
+
+def op_schema(target: Any) -> Any:
+    """The schema of an OpOverload, None for other callables (torch 2.11-2.13: OpOverload._schema)."""
+    return getattr(target, "_schema", None)
+
+
+def node_erased(node: torch.fx.Node) -> bool:
+    """Whether `node` was erased from its graph (torch 2.11-2.13: Node._erased; no public accessor)."""
+    return node._erased
 
 
 def guard_scalar(value: Any) -> Any:
