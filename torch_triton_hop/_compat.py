@@ -675,6 +675,14 @@ from triton import knobs as triton_knobs  # noqa: E402
 from triton.runtime.driver import driver as triton_driver_config  # noqa: E402
 
 HookChain = getattr(triton_knobs, "HookChain", type("HookChain", (), {}))
+# The attribute of triton_driver_config holding the driver in use (None until first used);
+# generated fast-launch code reads it by this name on every call.
+ACTIVE_DRIVER_ATTRIBUTE = "_active"
+
+
+def active_triton_driver() -> Any:
+    """The driver triton uses now, or None before its first use (triton 3.6-3.9)."""
+    return getattr(triton_driver_config, ACTIVE_DRIVER_ATTRIBUTE)
 
 # The names JITFunction.run / Autotuner.run / Heuristics.run read in triton 3.6-3.9
 # (their code objects' co_names, union over those releases). A release whose run reads

@@ -193,7 +193,7 @@ class _JitLauncher:
         self.tuned_slots: list[tuple[int, int] | None] = []
 
     def _read_driver(self) -> None:
-        active = _compat.triton_driver_config._active
+        active = _compat.active_triton_driver()
         if active is not None:
             get_device, get_stream = _compat.launch_device_functions(active)
             self.namespace.update(_f_get_device=get_device, _f_get_stream=get_stream, _f_active=active)

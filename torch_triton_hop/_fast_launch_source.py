@@ -244,7 +244,7 @@ def launch_source(jit: Any, names: list[str], specializations: list[tuple], defa
         add("    _f_dbg = _f_jit.debug or _f_kr.debug")
     add(f"if _f_dbg.__class__ is not _f_bool: {give_up}")
     run_args = "_f_grid, _f_args, _f_kw"  # triton's run gets the arguments as passed
-    add(f"if _f_dcfg._active is not _f_active: return {'_f_atsetup' if tuned else '_f_setup'}({run_args})")
+    add(f"if _f_dcfg.{_compat.ACTIVE_DRIVER_ATTRIBUTE} is not _f_active: return {'_f_atsetup' if tuned else '_f_setup'}({run_args})")
     knob_items = [f"_f_knobs{i}.{attribute}" for i, (_, _, attribute) in enumerate(option_knobs)]
     add("_f_dev = _f_get_device()")
     add("_f_key = (" + ", ".join(["_f_dev", "_f_dbg", "_f_ok", *knob_items, *tuning_values, *key_items]) + ",)")
