@@ -385,12 +385,13 @@ def test_eagerly_a_missing_argument_is_triton_s_type_error_which_names_it():
 
 
 @pytest.mark.interpreter
-@pytest.mark.parametrize("mode", ["eager", "real", "fake", "export_nonstrict"])
+@pytest.mark.parametrize("mode", ["eager", "real", "fake", "compile", "export_nonstrict"])
 def test_a_grid_function_reading_a_name_the_launch_lacks_says_so(mode):
-    """A typo (meta["N"] for n): before, KeyError: 'N' from inside the user's lambda."""
+    """A typo (meta["N"] for n): before, KeyError: 'N' from inside the user's lambda (torch.compile:
+    Dynamo's "Observed exception")."""
     grid = lambda meta: (triton.cdiv(meta["N"], meta["BLOCK"]),)  # noqa: E731
-    with refused(mode, r"the grid function of kernel 'add_one_fn' reads meta\['N'\], which the launch does not "
-                       r"have\. .* Pass 'N' to the launch if it is a parameter, or read one of \['x_ptr', "
+    with refused(mode, r"the grid function of kernel 'add_one_fn' raised KeyError\('N'\), and 'N' is no argument "
+                       r"of the launch\. .* Pass 'N' to the launch if it is a parameter, or read one of \['x_ptr', "
                        r"'out_ptr', 'n', 'BLOCK'\]"):
         run_in(mode, launch_with(grid, "x", "out", "n", BLOCK=16), torch.zeros(8))
 

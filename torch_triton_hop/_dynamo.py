@@ -19,7 +19,7 @@ from typing import Any, Callable, NoReturn
 
 import torch
 
-from . import _compat, _compat_inductor, config
+from . import _compat, _compat_dynamo, _compat_inductor, config
 from ._hopifier import TritonHOPifier, grid_type_error, launching_kernel
 from ._hops import triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
 from ._package_digest import package_digest
@@ -106,7 +106,14 @@ class DynamoTritonHOPifier(TritonHOPifier):
     def call_grid(self, grid: Any, meta: dict[str, Any]) -> Any:
         if not isinstance(grid, _compat.dynamo_variables().VariableTracker):
             return grid(_example_value(meta))
-        return grid.call_function(self.tx, [self._build(meta)], {})
+        try:
+            return grid.call_function(self.tx, [self._build(meta)], {})
+        except _compat_dynamo.observed_key_error() as e:
+            # meta["N"] of a name the launch lacks: a KeyError, which _grid explains.
+            key = _compat_dynamo.observed_exception_argument(e)
+            if isinstance(key, str) and key not in meta:
+                raise KeyError(key) from None
+            raise
 
     def call_user_defined_fn(self, fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
         return fn(*_example_value(list(args)), **_example_value(kwargs))

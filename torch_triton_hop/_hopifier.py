@@ -490,8 +490,10 @@ def grid_rank_error(kernel_name: str, grid: Any) -> dict[str, Any]:
 
 def grid_key_error(kernel_name: str, key: str, names: list[str]) -> dict[str, Any]:
     return dict(
-        what=f"the grid function of kernel {kernel_name!r} reads meta[{key!r}], which the launch does not have",
-        why="Triton calls it with the launch's arguments by parameter name (and an autotune config's values)",
+        what=f"the grid function of kernel {kernel_name!r} raised KeyError({key!r}), and {key!r} is no argument of "
+        "the launch",
+        why="Triton calls it with a dict (meta) of the launch's arguments by parameter name and an autotune "
+        "config's values",
         fix=f"Pass {key!r} to the launch if it is a parameter, or read one of {names}",
     )
 

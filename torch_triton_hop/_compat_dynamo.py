@@ -1,0 +1,68 @@
+"""Private Dynamo APIs the package (and its tests) rely on, beyond those in _compat.py.
+
+Each function says which torch versions need it; supported: torch 2.11-2.13.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+__all__ = ["observed_key_error", "observed_exception_argument", "raw_kernels_as_on_a_gpu"]
+
+
+def observed_key_error() -> type[BaseException]:
+    """The exception Dynamo raises, in its own code, for a KeyError that traced user code raised
+    (a grid function's meta["N"]). torch 2.11-2.13: torch._dynamo.exc.ObservedKeyError."""
+    from torch._dynamo.exc import ObservedKeyError
+
+    return ObservedKeyError
+
+
+def observed_exception_argument(error: BaseException) -> Any:
+    """The user's exception's first argument as a Python value (the key of a KeyError), or None.
+
+    torch 2.13 raises the Observed* exception with the user exception's arguments (Dynamo
+    variables; raise_observed_exception: "Store the original exception arguments"); earlier
+    versions may raise it without them, which gives None.
+    """
+    from torch._dynamo.variables import VariableTracker
+
+    if not error.args:
+        return None
+    value = error.args[0]
+    if isinstance(value, VariableTracker):
+        return value.as_python_constant() if value.is_python_constant() else None
+    return value
+
+
+@contextlib.contextmanager
+def raw_kernels_as_on_a_gpu() -> Iterator[None]:
+    """Within it, Dynamo holds a raw interpreted kernel (an InterpretedFunction, or a
+    triton.autotune over one) as its own TritonKernelVariable, as it holds a JITFunction or an
+    Autotuner on a machine where torch.utils._triton.has_triton() is true (a GPU). For tests and
+    reproductions on a CPU, where has_triton() is false and Dynamo treats the kernel as a plain
+    object.
+
+    torch 2.11-2.13: VariableBuilder._wrap makes `TritonKernelVariable(value, None, None,
+    source=self.source)` with an ID_MATCH guard for `isinstance(value, (JITFunction,
+    Autotuner))` when has_triton(); this makes the same for InterpretedFunction and Autotuner.
+    """
+    from torch._dynamo.guards import GuardBuilder
+    from torch._dynamo.variables import builder
+    from triton.runtime.autotuner import Autotuner
+    from triton.runtime.interpreter import InterpretedFunction
+
+    original = builder.VariableBuilder._wrap
+
+    def _wrap(self: Any, value: Any) -> Any:
+        if isinstance(value, (InterpretedFunction, Autotuner)):
+            self.install_guards(GuardBuilder.ID_MATCH)
+            return builder.TritonKernelVariable(value, None, None, source=self.source)
+        return original(self, value)
+
+    builder.VariableBuilder._wrap = _wrap
+    try:
+        yield
+    finally:
+        builder.VariableBuilder._wrap = original
