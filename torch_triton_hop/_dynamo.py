@@ -11,6 +11,13 @@
 # graph-break inside triton. Grid lambdas are traced by Dynamo (they build SymInt
 # expressions); heuristics and pruning functions run on example values (fake tensors,
 # SymInts, whose use adds shape guards), as in make_fx.
+# A wrapper made inside the compiled code (torch.library.wrap_triton's documented pattern,
+# `wrap_triton(kernel)[grid](...)` in the compiled function) is a new object Dynamo tracks:
+# _entry_call_function reads its kernel from Dynamo's variables and makes a wrapper of its
+# own outside the trace, which checks the kernel. Where has_triton() holds (a GPU), Dynamo
+# holds a raw JITFunction / Autotuner as its TritonKernelVariable, which has no Python
+# attributes: TritonKernelWrapper.__init__ must not look at the kernel while Dynamo traces it
+# (issue 24; _compat_dynamo.raw_kernels_as_on_a_gpu reproduces that on CPU).
 """
 
 from __future__ import annotations

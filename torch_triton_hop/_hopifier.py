@@ -440,9 +440,23 @@ class TritonHOPifier:
 #    float beyond float32's range (triton passes it as float32: infinity, silently).
 #  - tensor arguments on several devices, outside the interpreter: the kernel would read
 #    every pointer as memory of the device it runs on.
-# Context: issue 15, part 3. The eager fast path checks only `min(grid) < 0` of a tuple grid
-# (tens of nanoseconds); a callable grid is evaluated by triton there, and checked when the
-# launch goes through the HOP. tests/test_launch_checks.py lists each case.
+#  - a tensor on the meta device among tensors with data, everywhere (the interpreter too):
+#    the HOP's Meta rule is chosen whenever any argument is on meta, so a captured launch
+#    would skip the kernel without a word, and an eager one fails inside triton (or, on a
+#    GPU, reads a null pointer). The Meta rules refuse it too (a graph run on such inputs).
+#    A launch whose tensor arguments are all on meta computes nothing, eagerly as captured,
+#    as any operation on meta tensors does.
+# And, so that every mode says the same: a grid that is not a tuple / list / callable of
+# ints, of rank 0 or beyond 3, a callable grid returning something else, arguments no launch
+# takes (a list, a str, a numpy array), missing arguments (before a grid function, heuristic
+# or pruning function reads them) and a grid function's KeyError for a name the launch lacks.
+# Context: issue 15, part 3. Eagerly, the fast path checks only `min(grid) < 0` of a tuple
+# grid, and `kernel[grid]` the type of a grid that is not a tuple (tens of nanoseconds);
+# check_eager_launch checks the rest where a launch leaves the fast path (the interpreter
+# always does) and where the fast path meets a specialization it has not seen, never on its
+# hits: a launch that differs from one already made only in its grid's values is not checked
+# again. Arguments that do not bind stay triton's TypeError there (it names the kernel and
+# the parameter; tests/test_fast_launch.py pins it). tests/test_launch_checks.py lists each case.
 
 _FLOAT32_MAX = 3.4028234663852886e38
 
