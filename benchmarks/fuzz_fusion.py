@@ -106,7 +106,7 @@ def _run(args: argparse.Namespace, fusion_fuzzer, device: str, workdir: str) -> 
                 f.write(json.dumps(record) + "\n")
         ran += len(results)
         for result in results:
-            if result.failed:
+            if result.failed or result.verdict == "inductor_error":
                 _write_failure(args, fusion_fuzzer, result, device, workdir)
         records = list(done.values())
         elapsed = time.perf_counter() - begin
@@ -122,6 +122,9 @@ def _run(args: argparse.Namespace, fusion_fuzzer, device: str, workdir: str) -> 
     failed = [r for r in records if r["verdict"] in ("mismatch", "compile_error", "warning")]
     for r in failed:
         print(f"\n# {r['summary']}")
+    inductor = [r["index"] for r in records if r["verdict"] == "inductor_error"]
+    if inductor:
+        print(f"inductor's own errors (nothing fused; not counted as failures): {inductor[:30]}")
     invalid = [r["index"] for r in records if r["verdict"] == "invalid"]
     if invalid:
         print(f"invalid programs (a generator bug; --index N shows one): {invalid[:30]}")

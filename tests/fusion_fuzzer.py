@@ -1246,7 +1246,8 @@ class Result:
     """The verdict for one program."""
 
     program: Program
-    verdict: str                       # "ok" / "mismatch" / "compile_error" / "warning" / "invalid"
+    verdict: str                       # "ok" / "mismatch" / "compile_error" / "warning" / "invalid" /
+    #                                    "inductor_error" (raises where nothing fused: not the fusion's)
     record: FusionRecord = dataclasses.field(default_factory=FusionRecord)
     mismatches: list[Mismatch] = dataclasses.field(default_factory=list)
     detail: str = ""
@@ -1309,7 +1310,10 @@ def run_batch(programs: list[Program], device: str | None = None) -> list[Result
                         warnings=fused.warnings.get(program.name, []))
         results[program.name] = result
         if program.name in fused.errors:
-            result.verdict, result.detail = "compile_error", fused.errors[program.name]
+            # Nothing fused: the graph is the unfused one, so the error is inductor's own (reported,
+            # not the fusion's). The pass logs before inductor's codegen, so the record is there.
+            result.verdict = "compile_error" if result.record.fused or not result.record.seen else "inductor_error"
+            result.detail = fused.errors[program.name]
         elif _compare(references[program.name], fused.outputs[program.name]) and result.record.fused:
             # Where nothing fused, this program's part of the graph is the unfused one: a
             # difference from eager is inductor's own, no need to compile it again to know.
@@ -1476,7 +1480,7 @@ def summarize_records(records: list[dict[str, Any]], seconds: float | None = Non
     """Counts: verdicts, programs that fused, prologues / epilogues, refusals by reason."""
     total = len(records)
     verdicts = {v: sum(r["verdict"] == v for r in records) for v in ("ok", "mismatch", "compile_error", "warning",
-                                                                     "invalid")}
+                                                                     "inductor_error", "invalid")}
     valid = total - verdicts["invalid"]
     fused = sum(bool(r["fused"]) for r in records)
     kinds = [kind for r in records for kind in r["fused"].values()]
