@@ -27,7 +27,7 @@ from typing import Any, Callable, NoReturn
 import torch
 
 from . import _compat, _compat_dynamo, _compat_inductor, config
-from ._hopifier import TritonHOPifier, grid_type_error, launching_kernel
+from ._hopifier import GridKeyError, TritonHOPifier, grid_type_error, launching_kernel
 from ._hops import triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
 from ._package_digest import package_digest
 from ._side_table import TensorDescriptorSpec, kernel_side_table
@@ -116,11 +116,14 @@ class DynamoTritonHOPifier(TritonHOPifier):
         try:
             return grid.call_function(self.tx, [self._build(meta)], {})
         except _compat_dynamo.observed_key_error() as e:
-            # meta["N"] of a name the launch lacks: a KeyError, which _grid explains.
+            # meta["N"] of a name the launch lacks: a KeyError, which _grid explains. torch
+            # 2.11 gives a message ("Dict key lookup failed for ...") where 2.13 gives the key.
             key = _compat_dynamo.observed_exception_argument(e)
-            if isinstance(key, str) and key not in meta:
-                raise KeyError(key) from None
-            raise
+            if isinstance(key, str) and key.isidentifier():
+                if key in meta:
+                    raise
+                raise GridKeyError(key) from None
+            raise GridKeyError(None) from None
 
     def call_user_defined_fn(self, fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
         return fn(*_example_value(list(args)), **_example_value(kwargs))

@@ -365,7 +365,7 @@ class TritonHOPifier:
                 grid = self.call_grid(grid, meta)
             except KeyError as e:  # meta["N"] of a name that is no argument: a typo, or a launch option
                 key = e.args[0] if len(e.args) == 1 else None
-                if not isinstance(key, str) or key in meta:
+                if not isinstance(e, GridKeyError) and (not isinstance(key, str) or key in meta):
                     raise
                 self.raise_unsupported(**grid_key_error(kernel_name, key, list(meta)))
         grid = self.check_grid(grid)
@@ -502,13 +502,19 @@ def grid_rank_error(kernel_name: str, grid: Any) -> dict[str, Any]:
                 fix="Use 1 to 3 dimensions")
 
 
-def grid_key_error(kernel_name: str, key: str, names: list[str]) -> dict[str, Any]:
+class GridKeyError(KeyError):
+    """A front end's KeyError raised by a grid function for a name the launch lacks (None: the
+    front end could not tell which)."""
+
+
+def grid_key_error(kernel_name: str, key: str | None, names: list[str]) -> dict[str, Any]:
+    why = "Triton calls it with a dict (meta) of the launch's arguments by parameter name and an autotune config's values"
+    if key is None:
+        return dict(what=f"the grid function of kernel {kernel_name!r} raised a KeyError for a name the launch "
+                    "does not have", why=why, fix=f"Pass it to the launch if it is a parameter, or read one of {names}")
     return dict(
         what=f"the grid function of kernel {kernel_name!r} raised KeyError({key!r}), and {key!r} is no argument of "
-        "the launch",
-        why="Triton calls it with a dict (meta) of the launch's arguments by parameter name and an autotune "
-        "config's values",
-        fix=f"Pass {key!r} to the launch if it is a parameter, or read one of {names}",
+        "the launch", why=why, fix=f"Pass {key!r} to the launch if it is a parameter, or read one of {names}",
     )
 
 
