@@ -250,22 +250,27 @@ def _builtin_kernel_name(node) -> str:
         return "builtin:?"
 
 
-class BuiltinWarnings(logging.Handler):
-    """Collects the warnings of torch's built-in user-kernel support (its read/write analysis
-    of a kernel falls back to "every input is mutated" with a warning and a traceback per
-    launch): counted per path and summarised, instead of flooding the log."""
+class BuiltinWarnings(logging.Filter):
+    """Collects the warnings of torch's built-in user-kernel support (when its read/write
+    analysis of a kernel fails it assumes every input is written, and logs a warning with a
+    traceback at each launch it traces): counted per path and summarised instead of flooding
+    the log. They come from torch/_higher_order_ops/triton_kernel_wrap.py through the
+    ``torch._dynamo`` logger, which this filters."""
 
-    LOGGER = "torch._higher_order_ops.triton_kernel_wrap"
+    LOGGER = "torch._dynamo"
+    SOURCE = os.path.join("_higher_order_ops", "triton_kernel_wrap.py")
 
     def __init__(self, show: bool):
-        super().__init__(logging.WARNING)
+        super().__init__()
+        self.show = show
         self.records: list[logging.LogRecord] = []
-        logger = logging.getLogger(self.LOGGER)
-        logger.addHandler(self)
-        logger.propagate = show
+        logging.getLogger(self.LOGGER).addFilter(self)
 
-    def emit(self, record):
-        self.records.append(record)
+    def filter(self, record):
+        if record.levelno >= logging.WARNING and record.pathname.endswith(self.SOURCE):
+            self.records.append(record)
+            return self.show
+        return True
 
     def summary(self, start: int) -> dict:
         records = self.records[start:]
