@@ -97,3 +97,32 @@ def rms_norm_kernel(x_ptr, w_ptr, out_ptr, n_cols, eps, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
     rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / n_cols + eps)
     tl.store(out_ptr + row * n_cols + cols, x * rstd * tl.load(w_ptr + cols, mask=mask), mask=mask)
+
+
+@triton.jit
+def row_sum_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    """One row per program, the row shorter than the block. The masked load has no other=: its
+    masked-off lanes are 0 (on a GPU and in the interpreter), and the sum relies on it."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols)
+    tl.store(out_ptr + row, tl.sum(x, axis=0))
+
+
+@triton.jit
+def row_sum_padded_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    """As row_sum_kernel, with other=1.0: each masked-off lane adds 1."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=1.0)
+    tl.store(out_ptr + row, tl.sum(x, axis=0))
+
+
+@triton.jit
+def add_in_fp32_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """Narrow inputs added in fp32 (triton's interpreter has no bf16 arithmetic of its own)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
+    y = tl.load(y_ptr + offs, mask=mask).to(tl.float32)
+    tl.store(out_ptr + offs, (x + y).to(out_ptr.dtype.element_ty), mask=mask)
