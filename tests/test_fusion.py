@@ -202,7 +202,7 @@ def test_exp_and_tanh_compute_what_inductor_computes_without_fusion(monkeypatch)
     def f(x, y):
         return torch.tanh(add(torch.exp(x), y) - 1)
 
-    out, code = compiled(f, x, y)
+    out, code, log = compiled_with_log(f, x, y)
     monkeypatch.setattr(torch_triton_hop.config, "fusion", False)
     unfused, unfused_code = compiled(f, x, y)
     assert fused_launches(unfused_code) == [] and len(user_launches(unfused_code)) == 1
@@ -210,6 +210,8 @@ def test_exp_and_tanh_compute_what_inductor_computes_without_fusion(monkeypatch)
     torch.testing.assert_close(out, f(x, y), rtol=1e-4, atol=1e-6)
     if ON_GPU:  # libdevice's exp and tanh, as inductor's kernels call them
         assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
+    else:  # fused, or refused for the interpreter's sake (and said so)
+        assert fused_launches(code) or "interpreter" in log, log
 
 
 def test_an_operand_computed_after_the_launch_moves_before_it(data):
@@ -428,11 +430,13 @@ def test_rms_norm_with_a_residual_add_and_bf16_cast_is_bit_exact():
     def f(x, w, r):
         return (rms_norm(x, w) + r).to(torch.bfloat16)
 
-    out, code = compiled(f, x, w, r)
+    out, code, log = compiled_with_log(f, x, w, r)
     assert out.dtype == torch.bfloat16
     assert torch.equal(out, f(x, w, r))
     if ON_GPU:
         assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
+    else:  # fused (then exact, asserted above), or the cast refused for the interpreter's rounding
+        assert fused_launches(code) or "torch.bfloat16" in log, log
 
 
 def test_a_bf16_cast_prologue_is_bit_exact():
@@ -447,10 +451,12 @@ def test_a_bf16_cast_prologue_is_bit_exact():
                                                                           x.numel(), BLOCK=64)
         return out
 
-    out, code = compiled(f, x, y)
+    out, code, log = compiled_with_log(f, x, y)
     assert torch.equal(out, f(x, y))
     if ON_GPU:
         assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
+    else:
+        assert fused_launches(code) or "torch.bfloat16" in log, log
 
 
 def test_a_widening_epilogue_is_not_fused_into_a_reducing_kernel():
