@@ -190,3 +190,85 @@ def test_a_pointer_advanced_by_an_int64_step_fuses_without_a_warning(caplog):
     with caplog.at_level(logging.WARNING, logger="torch_triton_hop"):
         check_exact(f, x, expect_fused=True)
     assert not caplog.records, caplog.text  # once: "cannot tell which arguments kernel ...fused... writes"
+
+
+# Under triton's interpreter: see [Note: bf16 and fp8 under triton's interpreter].
+@pytest.mark.parametrize("scalar", [100.5, float("nan")])
+def test_a_0d_operand_of_an_epilogue_meets_the_lanes_in_minimum(scalar):
+    # Fuzzer seed 0 #9: the interpreter's scalar `a != a` in triton_helpers.minimum, broadcast
+    # into `mask |= ...`, raised TypeError when the compiled program ran.
+    x = (torch.arange(200, device=DEVICE) * 3 % 256).to(torch.uint8)
+    s = torch.tensor(scalar, device=DEVICE)
+    check_exact(lambda x, s: torch.minimum(s, copy(x)), x, s, expect_fused=True)
+
+
+def test_a_0d_operand_of_a_prologue_in_logical_xor():
+    # Fuzzer seed 1 #82: the same for a scalar comparison broadcast into `^`.
+    x = (torch.arange(100, device=DEVICE) % 3).to(torch.uint8)
+    for s in (torch.tensor(0.0002, dtype=torch.bfloat16, device=DEVICE), torch.tensor(0.0, device=DEVICE)):
+        check_exact(lambda x, s: copy(torch.logical_xor(x, s) * -2.0 + 0.75), x, s, expect_fused=True)
+
+
+def test_a_comparison_promoted_to_bf16_in_an_epilogue():
+    # Fuzzer seed 1 #45: (bool).to(tl.bfloat16) of a comparison raised ValueError (cannot
+    # reshape) in the interpreter; small integers become bf16 through fp32 there.
+    x = torch.arange(-50, 50, device=DEVICE)  # int64
+    r = (torch.arange(100, device=DEVICE) % 2).to(torch.bfloat16)
+    check_exact(lambda x, r: (copy(x) <= 2.0) == r, x, r, expect_fused=True)
+
+
+def bf16_subnormals():
+    """Every bf16 subnormal of both signs, then adversarial values."""
+    codes = torch.cat([torch.arange(1, 128), torch.arange(1, 128) | 0x8000]).to(torch.int32).to(torch.int16)
+    return torch.cat([codes.view(torch.bfloat16).to(DEVICE), adversarial_values(256, torch.bfloat16)])
+
+
+@pytest.mark.parametrize("stored", [torch.float32, torch.bfloat16])
+def test_bf16_subnormals_reach_an_epilogue_unchanged(stored):
+    # Fuzzer seed 1 #12 and #108: the interpreter's bf16 -> fp32 conversion flushes or
+    # scrambles subnormals (1e-40 -> 0); bf16 operands and stored values are widened from their bits.
+    r = bf16_subnormals()
+    x = r.to(stored)
+
+    def f(x, r):  # one epilogue: each comparison a bit
+        y = copy(x)
+        return (y == r).to(torch.uint8) * 4 + (y < r).to(torch.uint8) * 2 + (y > -r).to(torch.uint8)
+
+    check_exact(f, x, r, expect_fused=True)
+
+
+def test_uint8_times_bf16_epilogue():
+    # Fuzzer seed 1 #104: the interpreter converts an integer to bf16 as bits (uint8 3 -> 3 * 2**-133).
+    x = torch.arange(255, device=DEVICE).to(torch.uint8).view(51, 5)
+    r = torch.tensor([-26.4, 1e-40, 3.3e38, -0.0, 0.3], dtype=torch.bfloat16, device=DEVICE)
+    check_exact(lambda x, r: (r * copy(x)).to(torch.float16), x, r, expect_fused=True)
+
+
+def test_int8_times_bf16_prologue():
+    # Fuzzer seed 1 #117: logical_not(int8 * bf16) was 1 where the product is not 0.
+    a = torch.tensor([3, -3, 0, 8, 6, -8, 5, 3, -128, 127, 1, -1] * 3, dtype=torch.int8, device=DEVICE).view(18, 2)
+    b = torch.tensor([-153.3033, -171.8035], dtype=torch.bfloat16, device=DEVICE)
+    check_exact(lambda a, b: copy(torch.logical_not(a * b).to(torch.int64)), a, b, expect_fused=True)
+    check_exact(lambda a, b: copy((a * b).to(torch.float32)), a, b, expect_fused=True)
+
+
+def test_int32_to_bf16_is_gpu_only(caplog):
+    # Fuzzer seed 1 #118: int32 + bf16 * 2 (add with alpha) converted int32 to bf16 as bits.
+    a = torch.tensor([-5, 8, 2**31 - 1, -2**31, 300, 7] * 5, dtype=torch.int32, device=DEVICE)
+    b = torch.tensor([0.8115, -0.3488, 1e-40, 2.3082, -1.127, 0.4494] * 5, dtype=torch.bfloat16, device=DEVICE)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(lambda a, b: copy((torch.add(a, b, alpha=2) > 0.5).to(torch.uint8)), a, b, expect_fused=ON_GPU)
+    if not ON_GPU:
+        assert "converts torch.int32 to torch.bfloat16, which triton's interpreter does on the integer's bits" \
+            in caplog.text
+
+
+def test_a_bf16_constant_is_rounded_to_nearest(caplog):
+    # bf16 * 0.1 is lowered with a bf16 constant 0.1: the interpreter truncates it to 0.0996, torch
+    # rounds it to 0.1001 (found with the fuzzer's failures above; was fused and wrong on CPU).
+    b = torch.tensor([0.8115, -0.3488, 1e-40, 2.3082, -1.127, 0.4494] * 5, dtype=torch.bfloat16, device=DEVICE)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(lambda b: copy((b * 0.1).to(torch.float32)), b, expect_fused=ON_GPU)
+    if not ON_GPU:
+        assert "the torch.bfloat16 constant 0.1, which triton's interpreter does not hold exactly" in caplog.text
+    check_exact(lambda b: copy((b * 2.0).to(torch.float32)), b, expect_fused=True)  # 2.0 is exact

@@ -47,6 +47,22 @@ TRITON_DTYPES = {
 _LOW_PRECISION = {torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2}
 # Rounded to by truncation in triton's interpreter (3.6-3.9), to nearest even by torch.
 _TRUNCATED_ON_INTERPRETER = {torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2}
+# [Note: bf16 and fp8 under triton's interpreter]
+# The interpreter (3.6-3.9) holds bf16 as uint16 and fp8 as uint8 bits, and only its fp32 <->
+# bf16 conversion reads them as floats: an integer or fp64 converted to bf16 becomes its own
+# value as bits (uint8 3 -> 3 * 2**-133), bf16 arithmetic multiplies the bits, and the bf16
+# -> fp32 conversion flushes or scrambles subnormals (1e-40 -> 0); fp8 -> fp32 turns NaN and inf
+# into finite values. So under the interpreter a helper holds no bf16 / fp8 value: a bf16
+# operand is read as its bits and widened exactly (bits << 16 are the fp32's bits), fp8
+# operands are not fused, a conversion to bf16 is fused only from a dtype whose every value
+# bf16 holds exactly (computed in fp32, where inductor holds bf16 values), and a bf16 constant
+# only where bf16 holds it exactly (again as fp32). Found by the fusion fuzzer (seed 1: #12,
+# #104, #108, #117, #118).
+# Its comparisons also give a handle typed as their operands (fp32 data typed bool), which
+# a broadcast then fills with fp32 0.0 / 1.0: a scalar comparison broadcast into `|` or `^`
+# raises TypeError at run time (#9 of seed 0). So a scalar operand (and the stored value) is
+# broadcast to the lanes' shape where the helper reads it, and no comparison is scalar there.
+_EXACT_IN_BF16 = {torch.bool, torch.int8, torch.uint8}
 
 
 def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -138,17 +154,44 @@ class _Emitter:
                              "code does (fused on a GPU)")
 
         def emit(*args: Any, **kwargs: Any) -> Any:
-            if op == "to_dtype" and self.target == "interpreter":
-                destination, source = args[1], getattr(args[0], "dtype", None)
-                if destination in _TRUNCATED_ON_INTERPRETER and (source is None or source.is_floating_point):
-                    raise NotFusible(f"it rounds to {destination}, which triton's interpreter does by truncation "
-                                     "(fused on a GPU)")
+            result_dtype = _result_dtype(op, args)
+            if self.target == "interpreter" and op in ("to_dtype", "constant") and \
+                    args[1] in _TRUNCATED_ON_INTERPRETER:
+                args = (args[0], _interpreter_dtype(op, *args[:2]), *args[2:])
             text = _compat_inductor.triton_op_text(op, *args, **kwargs)
             if not isinstance(text, str):  # an override that composed other ops: their variable
                 return text
-            return self.variable(text, _result_dtype(op, args))
+            if self.target == "interpreter" and any(name in text for name in _INTERPRETER_BITS_TYPES):
+                raise NotFusible(f"ops.{op} gives `{text}`, a bf16 / fp8 value, which triton's interpreter computes "
+                                 "on its bits (fused on a GPU)")
+            return self.variable(text, result_dtype)
 
         return emit
+
+
+_INTERPRETER_BITS_TYPES = ("tl.bfloat16", "tl.float8")
+
+
+def _interpreter_dtype(op: str, value: Any, dtype: torch.dtype) -> torch.dtype:
+    """The dtype a helper under the interpreter computes ops.to_dtype(value, dtype) /
+    ops.constant(value, dtype) in, for a bf16 / fp8 `dtype`: fp32, where that is exact (see
+    [Note: bf16 and fp8 under triton's interpreter]); else NotFusible."""
+    if op == "to_dtype":
+        source = getattr(value, "dtype", None)
+        if dtype == torch.bfloat16 and source in _EXACT_IN_BF16:
+            return torch.float32
+        if source is None or source.is_floating_point:
+            raise NotFusible(f"it rounds to {dtype}, which triton's interpreter does by truncation (fused on a GPU)")
+        raise NotFusible(f"it converts {source} to {dtype}, which triton's interpreter does on the integer's bits "
+                         "(fused on a GPU)")
+    if dtype == torch.bfloat16 and isinstance(value, (bool, int, float)):
+        wide = torch.tensor(float(value), dtype=torch.float64)
+        narrow = wide.to(dtype)
+        if (narrow.double() == wide or bool(wide.isnan())) and (narrow == 0 or narrow.abs() >= torch.finfo(dtype).tiny
+                                                                or not bool(narrow.isfinite())):
+            return torch.float32
+    raise NotFusible(f"it uses the {dtype} constant {value!r}, which triton's interpreter does not hold exactly "
+                     "(fused on a GPU)")
 
 
 def _result_dtype(op: str, args: tuple[Any, ...]) -> torch.dtype | None:
@@ -162,14 +205,26 @@ def _result_dtype(op: str, args: tuple[Any, ...]) -> torch.dtype | None:
     return dtypes[0] if dtypes and all(d == dtypes[0] for d in dtypes) else None
 
 
-def _load_expression(operand: Operand, dtype: torch.dtype) -> str:
+def _load_expression(operand: Operand, dtype: torch.dtype, target: str) -> str:
     if operand.offset is None:
         expression = f"tl.load({operand.param})"
+        if target == "interpreter":  # see [Note: bf16 and fp8 under triton's interpreter]
+            expression = f"tl.broadcast_to({expression}, offset.shape)"
     else:
         expression = f"tl.load({operand.param} + {operand.offset}, mask=mask)"
-    if dtype in _LOW_PRECISION:
-        expression += ".to(tl.float32)"
-    return expression
+    return _widened(expression, dtype, target, "an operand")
+
+
+def _widened(expression: str, dtype: torch.dtype, target: str, what: str) -> str:
+    """`expression`, of `dtype`, in its compute dtype (exactly)."""
+    if dtype not in _LOW_PRECISION:
+        return expression
+    if target == "interpreter" and dtype == torch.bfloat16:  # its bits are the top half of the fp32's
+        return f"({expression}.to(tl.uint16, bitcast=True).to(tl.uint32) << 16).to(tl.float32, bitcast=True)"
+    if target == "interpreter" and dtype in _TRUNCATED_ON_INTERPRETER:
+        raise NotFusible(f"{what} is {dtype}, which triton's interpreter converts to fp32 with NaN and inf wrong "
+                         "(fused on a GPU)")
+    return f"{expression}.to(tl.float32)"
 
 
 def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict[torch.fx.Node, Operand],
@@ -192,14 +247,15 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
         assert value is not None
         dtype = value.meta["val"].dtype
         stored = _rounded("value", dtype, target)
-        if dtype in _LOW_PRECISION:
-            stored += ".to(tl.float32)"
-        boundary[value] = ("value", stored, dtype)
+        if target == "interpreter":  # see [Note: bf16 and fp8 under triton's interpreter]
+            stored = f"tl.broadcast_to({stored}, offset.shape)"
+        boundary[value] = ("value", _widened(stored, dtype, target, "the stored value"), dtype)
         signature = ["value", "offset", "mask", *params]
     else:
         signature = ["offset", "mask", "other", *params]
     for node, operand in inputs.items():
-        boundary[node] = (operand.param, _load_expression(operand, node.meta["val"].dtype), node.meta["val"].dtype)
+        boundary[node] = (operand.param, _load_expression(operand, node.meta["val"].dtype, target),
+                          node.meta["val"].dtype)
     try:
         final = _lower_region(emitter, boundary, nodes, result, device)
     except NotFusible:
