@@ -64,7 +64,9 @@ _SPECIAL_FLOATS = (math.nan, math.inf, -math.inf, -0.0, 0.0, 1e-40, -1e-40, 1e-8
                    -65504.0, 1.0, -1.0, 0.5)
 # The range a float is clamped into before an exact cast to an integer dtype (a float outside
 # the target's range, NaN or inf converts to an unspecified integer: torch, C++ and triton differ).
-_INT_RANGES = {torch.int8: (-128, 127), torch.uint8: (0, 255), torch.int32: (-2**31 + 256, 2**31 - 256),
+# Every float dtype holds the bounds exactly: clamping a bf16 value to 2**31 - 256 gives 2**31
+# (the bound rounded to bf16), out of int32's range; 2**31 - 2**23 is a bf16.
+_INT_RANGES = {torch.int8: (-128, 127), torch.uint8: (0, 255), torch.int32: (-2**31 + 2**23, 2**31 - 2**23),
                torch.int64: (-2**62, 2**62)}
 # "Wrapping" casts: float values in [-300, 300] cast to uint8 (torch's CPU and CUDA code and
 # inductor convert through a wider integer and wrap); a fraction of the casts to uint8 draw this range.
