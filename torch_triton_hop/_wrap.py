@@ -83,8 +83,8 @@ class TritonKernelWrapper:
         # Under Dynamo nothing here may look at the kernel: on a GPU, Dynamo holds a raw
         # @triton.jit / @triton.autotune kernel as its own TritonKernelVariable, which has no
         # Python attributes to read (hasattr on it stops the trace). The capture makes a
-        # wrapper of its own, outside the trace, which checks. See [Note: How Dynamo meets a
-        # wrapped kernel].
+        # wrapper of its own, outside the trace, which checks.
+        # See [Note: How Dynamo meets a wrapped kernel].
         if not is_dynamo_compiling() and _compat.is_interpreted_kernel(base_kernel(kernel)) and \
                 _compat.interpreter_library_missing():
             _warn_interpreter_library_missing()
