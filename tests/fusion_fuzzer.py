@@ -1251,7 +1251,8 @@ class Result:
 
     program: Program
     verdict: str                       # "ok" / "mismatch" / "compile_error" / "warning" / "invalid" /
-    #                                    "inductor_error" (raises where nothing fused: not the fusion's)
+    #                                    "inductor_error" (raises where nothing fused, or as the unfused
+    #                                    compile does: not the fusion's)
     record: FusionRecord = dataclasses.field(default_factory=FusionRecord)
     mismatches: list[Mismatch] = dataclasses.field(default_factory=list)
     detail: str = ""
@@ -1294,6 +1295,13 @@ def _compare(reference: Reference, compiled: list[torch.Tensor]) -> list[int]:
     return bad
 
 
+def _error_lines(error: str) -> set[str]:
+    """The lines of an exception's message that say what failed, without paths and numbers (a C++
+    compile error names its temporary files and lines)."""
+    lines = error.splitlines()[:1] + [line for line in error.splitlines() if "error" in line]
+    return {re.sub(r"\S*/\S*|\d+", "", line).strip() for line in lines}
+
+
 def run_batch(programs: list[Program], device: str | None = None) -> list[Result]:
     """Check loaded `programs` (load_programs): eager, fused compile of all, unfused compile of
     the ones fusion changed; see the module's docstring."""
@@ -1308,7 +1316,7 @@ def run_batch(programs: list[Program], device: str | None = None) -> list[Result
         except Exception as e:  # noqa: BLE001 - a program the generator should not have made
             results[program.name] = Result(program, "invalid", detail=f"eager: {type(e).__name__}: {str(e)[:1000]}")
     fused = compile_programs(valid, device, fusion=True) if valid else Compiled({}, {}, {}, {})
-    suspects = []
+    suspects, raised = [], []
     for program in valid:
         result = Result(program, "ok", record=fused.records.get(program.name, FusionRecord()),
                         warnings=fused.warnings.get(program.name, []))
@@ -1318,6 +1326,8 @@ def run_batch(programs: list[Program], device: str | None = None) -> list[Result
             # not the fusion's). The pass logs before inductor's codegen, so the record is there.
             result.verdict = "compile_error" if result.record.fused or not result.record.seen else "inductor_error"
             result.detail = fused.errors[program.name]
+            if result.record.fused:
+                raised.append(program)
         elif _compare(references[program.name], fused.outputs[program.name]) and result.record.fused:
             # Where nothing fused, this program's part of the graph is the unfused one: a
             # difference from eager is inductor's own, no need to compile it again to know.
@@ -1326,6 +1336,13 @@ def run_batch(programs: list[Program], device: str | None = None) -> list[Result
             result.unfused_differs = True
         if result.warnings and result.verdict == "ok":
             result.verdict = "warning"
+    # Something fused and the compile raised: where the unfused compile raises the same error,
+    # it is inductor's own (its C++ code for the ops left unfused, say), not the fusion's.
+    unfused = compile_programs(raised, device, fusion=False) if raised else Compiled({}, {}, {}, {})
+    for program in raised:
+        error = unfused.errors.get(program.name)
+        if error is not None and _error_lines(error) == _error_lines(results[program.name].detail):
+            results[program.name].verdict = "inductor_error"
     unfused = compile_programs(suspects, device, fusion=False) if suspects else Compiled({}, {}, {}, {})
     for program in suspects:
         result = results[program.name]
