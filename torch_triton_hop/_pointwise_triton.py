@@ -239,6 +239,8 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
     Raises NotFusible where inductor does not lower the region to pointwise code, or (under
     the interpreter) the code would not be exact.
     """
+    if target == "interpreter":
+        _check_no_low_precision_arithmetic(nodes)
     emitter = _Emitter(target)
     params = [operand.param for operand in inputs.values()] + list(sizes)  # sizes: symbolic ones the offsets use
     device = result.meta["val"].device
@@ -286,6 +288,25 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
     body.append("return result")
     lines = [f"def {name}({', '.join(signature)}):"] + [f"    {line}" for line in body]
     return "\n".join(lines) + "\n"
+
+
+# Ops whose fp16 / bf16 result is one of their inputs' values or its single rounding: the same
+# however a backend holds intermediates.
+_SELECTING = {prims.convert_element_type.default, aten.where.self, aten.clone.default, aten.alias.default,
+              aten.neg.default, aten.abs.default, aten.maximum.default, aten.minimum.default, aten.clamp.default,
+              aten.clamp_min.default, aten.clamp_max.default, aten.relu.default}
+
+
+def _check_no_low_precision_arithmetic(nodes: list[torch.fx.Node]) -> None:
+    """Under the interpreter: no arithmetic with an fp16 / bf16 result. Inductor's C++ code (the
+    unfused program on CPU) and its Triton code (what the helper holds) keep such intermediates
+    differently, and eager rounds each one: found by the fusion fuzzer (seed 3: an fp16 tensor
+    minus a 0-d fp32 one, the result 1 ulp apart from each of them, amplified by a later cos)."""
+    for node in nodes:
+        dtype = node.meta["val"].dtype
+        if dtype in _LOW_PRECISION and node.target not in _SELECTING:
+            raise NotFusible(f"{node.name} computes in {dtype}, which inductor's C++ code (the unfused program "
+                             "on CPU) and its Triton code hold differently (fused on a GPU)")
 
 
 def _lower_region(emitter: _Emitter, boundary: dict[torch.fx.Node, tuple[str, str, torch.dtype]],
