@@ -357,7 +357,7 @@ class _KernelBuilder:
         body.append(indent + f"v = {self.combine(names, compute)}")
         store_mask = "mask" if r.random() < 0.8 else "mask & (offs % 5 != 2)"
         o0 = outs[0]
-        o0_address = f"p_o0 + lanes" if o0 in moving else "o0 + offs"
+        o0_address = "p_o0 + lanes" if o0 in moving else "o0 + offs"
         body.append(indent + f"tl.store({o0_address}, {self.stored('v', o0, compute)}, mask={store_mask})")
         if r.random() < 0.2:
             self.features.append("overwriting_store")
@@ -368,7 +368,7 @@ class _KernelBuilder:
             self.features.append("second_masked_store")
             o1 = outs[1]
             value = f"({names[0]} - v)" if compute == "native" else f"(v * 0.5 - {names[0]})"
-            o1_address = f"p_o1 + lanes" if o1 in moving else "o1 + offs"
+            o1_address = "p_o1 + lanes" if o1 in moving else "o1 + offs"
             body.append(indent + f"tl.store({o1_address}, {self.stored(value, o1, compute)}, "
                                  f"mask=mask & (offs % 3 != 1))")
         for a in moving:

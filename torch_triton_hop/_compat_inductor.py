@@ -132,7 +132,6 @@ def user_defined_triton_kernel(
     import torch._higher_order_ops.triton_kernel_wrap as torch_triton
     from torch.fx.immutable_collections import immutable_list
 
-    ir = inductor_ir()
     tensors = [name for name, value in kernel_args.items() if is_inductor_tensor(value)]
 
     def identify_mutated_tensors(*args: Any, **kwargs: Any) -> list[str]:
