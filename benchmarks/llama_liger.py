@@ -42,6 +42,27 @@ never reuses a graph compiled for another backend), and each step runs inside it
 state: the module globals that Liger patches (``modeling_llama.apply_rotary_pos_emb``) and
 the kernel objects in Liger's modules (wrappers for ``ours``, raw kernels for ``built-in``).
 
+FSDP2 (``--fsdp``, under ``torchrun``): every model, the eager reference included, is sharded
+with ``torch.distributed.fsdp.fully_shard`` on each decoder layer and then on the root model,
+over all the ranks (NCCL on GPUs, one GPU a rank; gloo on CPU), before ``torch.compile`` (the
+same default backend). Each rank trains on its own batch of ``--batch`` x ``--seq`` tokens
+(its own random ids), so tokens/s counts all ranks' tokens. The losses printed and checked
+are the mean over the ranks of each rank's loss (the loss of the global batch: the batches are
+of equal size), gathered with a separate all-reduce in the check steps only; ms/step per round
+is the slowest rank's; peak memory is rank 0's, with the largest over the ranks beside it (in
+the JSON). Rank 0 prints and writes the JSON and the profile. On the 2-GPU machine (one host,
+two H100s; its NVLink multicast must stay off, hence the two variables, which the script also
+sets by default under ``--fsdp``), from the repository root, with Liger installed from its
+wheel into /tmp/site::
+
+    NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 PYTHONPATH=/tmp/site:$PWD \
+        python3 -m torch.distributed.run --standalone --nproc-per-node 2 \
+        benchmarks/llama_liger.py --fsdp --json llama_fsdp.json --profile llama_fsdp_profile.txt
+
+and on CPU (gloo, the interpreter; the built-in path skipped)::
+
+    torchrun --standalone --nproc-per-node 2 benchmarks/llama_liger.py --fsdp --smoke
+
 Without a GPU the kernels run on the Triton interpreter (``--smoke``; the built-in path does
 not run there). Liger's RoPE is forced to its Triton implementation
 (``LIGER_KERNEL_IMPL_ROPE=nvidia-triton``) so that a CuTe DSL install does not change what
@@ -83,6 +104,16 @@ import torch  # noqa: E402
 INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
 DEVICE = "cuda" if torch.cuda.is_available() and not INTERPRETED else "cpu"
 PATHS = ("plain", "ours", "builtin")
+
+
+class Dist:
+    """This process's place in an FSDP2 run (``--fsdp``); one rank of one otherwise."""
+
+    rank = 0
+    world = 1
+    mesh = None
+    backend = None
+
 # The Liger modules whose kernels the Llama patch launches (RMSNorm, SwiGLU, RoPE).
 LIGER_MODULES = ("liger_kernel.ops.rms_norm", "liger_kernel.ops.swiglu", "liger_kernel.ops.rope")
 LIGER_KERNEL_NAMES = ("_rms_norm", "_swiglu", "_triton_rope")
@@ -334,7 +365,8 @@ def make_step(model, state, args, float_arguments, compiled=True, backend=None):
     """One training step of `model` under its path's state: returns the loss tensor."""
     runner = torch.compile(model, backend=backend) if compiled else model
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, foreach=DEVICE == "cuda")
-    torch.manual_seed(args.seed + 1)
+    # Under FSDP2 each rank trains on its own ids (rank 0's are the single-process run's).
+    torch.manual_seed(args.seed + 1 + 1000 * Dist.rank)
     ids = torch.randint(0, args.vocab, (args.batch, args.seq), device=DEVICE)
     autocast = torch.autocast(DEVICE, dtype=torch.bfloat16) if args.autocast else contextlib.nullcontext()
 
@@ -439,6 +471,67 @@ def profile_path(name, step, steps, out):
     }
 
 
+# --- FSDP2 ---------------------------------------------------------------------------------
+
+def setup_distributed(args):
+    """Joins the process group that torchrun describes (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_*)."""
+    import datetime
+
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+
+    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
+        sys.exit("--fsdp: launch under torchrun, e.g. torchrun --standalone --nproc-per-node 2 "
+                 "benchmarks/llama_liger.py --fsdp --smoke")
+    # The GPU host needs NVLink multicast off (NCCL's NVLS, and symmetric memory's multicast).
+    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+    os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
+    local_rank = int(os.environ.get("LOCAL_RANK", os.environ["RANK"]))
+    if DEVICE == "cuda":
+        torch.cuda.set_device(local_rank)  # "cuda" below is this rank's GPU
+    Dist.backend = "nccl" if DEVICE == "cuda" else "gloo"
+    dist.init_process_group(Dist.backend, timeout=datetime.timedelta(seconds=args.dist_timeout))
+    Dist.rank, Dist.world = dist.get_rank(), dist.get_world_size()
+    Dist.mesh = init_device_mesh(DEVICE, (Dist.world,))
+    if Dist.rank != 0:  # rank 0 reports; the others still run every step (collectives)
+        sys.stdout = open(os.devnull, "w")
+        args.json = None
+        if args.profile:
+            args.profile = os.devnull
+
+
+def shard(model):
+    """FSDP2: each decoder layer, then the root (embedding, final norm, LM head)."""
+    from torch.distributed.fsdp import fully_shard
+
+    for layer in model.model.layers:
+        fully_shard(layer, mesh=Dist.mesh)
+    fully_shard(model, mesh=Dist.mesh)
+    return model
+
+
+def global_loss(loss) -> float:
+    """The mean over the ranks of their losses (the loss itself with one process)."""
+    if Dist.world == 1:
+        return loss.item()
+    import torch.distributed as dist
+
+    total = loss.detach().float().reshape(1).clone()
+    dist.all_reduce(total)  # SUM: gloo has no AVG
+    return total.item() / Dist.world
+
+
+def gather(obj) -> list:
+    """`obj` from every rank, in rank order ([obj] with one process)."""
+    if Dist.world == 1:
+        return [obj]
+    import torch.distributed as dist
+
+    out = [None] * Dist.world
+    dist.all_gather_object(out, obj)
+    return out
+
+
 # --- the run -------------------------------------------------------------------------------
 
 def versions():
@@ -458,6 +551,7 @@ def versions():
         "transformers": transformers.__version__, "liger_kernel": liger,
         "torch_triton_hop": torch_triton_hop.__version__,
         "device": torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu (Triton interpreter)",
+        **({"fsdp2": f"{Dist.world} ranks, {Dist.backend}"} if Dist.backend else {}),
     }
 
 
@@ -467,16 +561,21 @@ def run(args):
     torch._dynamo.config.recompile_limit = max(getattr(torch._dynamo.config, "recompile_limit", 8), 32)
     models, states, liger_helpers = build(args)
     float_arguments = liger_helpers.interpreter_float_arguments  # a no-op on a GPU
-    tokens = args.batch * args.seq
+    tokens = args.batch * args.seq * Dist.world  # all ranks' tokens
     params = sum(p.numel() for p in models["eager"].parameters())
+    if args.fsdp:
+        for model in models.values():  # after build's deep copies: copy, then shard
+            shard(model)
     print(f"Llama: hidden {args.hidden}, {args.layers} layers, {args.heads} heads / {args.kv_heads} KV, "
           f"intermediate {args.intermediate}, vocab {args.vocab}, {params / 1e6:.1f}M parameters; "
           f"batch {args.batch} x seq {args.seq}; autocast {'bf16' if args.autocast else 'off'}; "
-          f"attention {args.attention}; paths {', '.join(args.paths)}", flush=True)
+          f"attention {args.attention}; paths {', '.join(args.paths)}"
+          + (f"; FSDP2 over {Dist.world} ranks ({Dist.backend}), {tokens} tokens per step in all" if args.fsdp else ""),
+          flush=True)
 
     # The reference: the plain model, eagerly, for the check steps.
     eager_step = make_step(models["eager"], states["eager"], args, float_arguments, compiled=False)
-    eager_losses = [eager_step().item() for _ in range(args.check_steps)]
+    eager_losses = [global_loss(eager_step()) for _ in range(args.check_steps)]
     del eager_step, models["eager"]
     if DEVICE == "cuda":
         torch.cuda.empty_cache()
@@ -500,9 +599,9 @@ def run(args):
         warnings_before = len(builtin_warnings.records)
         sync()
         start = time.perf_counter()
-        losses = [steps[path]().item()]
+        losses = [global_loss(steps[path]())]
         first_step_s = time.perf_counter() - start
-        losses += [steps[path]().item() for _ in range(args.check_steps - 1)]
+        losses += [global_loss(steps[path]()) for _ in range(args.check_steps - 1)]
         delta = counters_delta(before, dynamo_counters())
         backend = backends[path]
         ran = (backend.ran_ours, backend.ran_builtin)
@@ -550,14 +649,22 @@ def run(args):
         for path in args.paths[k:] + args.paths[:k]:
             times[path].append(timed_steps(steps[path], args.steps_per_round))
     recompiled = dynamo_counters()["unique_graphs"] - graphs_before
+    if args.fsdp:  # each round: the slowest rank's time (collectives keep them in step)
+        every = gather(times)
+        times = {path: [max(t[path][i] for t in every) for i in range(args.rounds)] for path in args.paths}
+        recompiled = max(gather(recompiled))
     if recompiled:
         failures.append(f"{recompiled} graphs compiled during the timed rounds (recompiles)")
 
     for path in args.paths:
         entry = results["paths"][path]
         ms = statistics.median(times[path])
+        peak = peak_memory(steps[path])
+        if args.fsdp:
+            peaks = gather(peak)
+            peak["peak_MiB_max_rank"] = max((p["peak_MiB"] for p in peaks if p["peak_MiB"] is not None), default=None)
         entry.update({"ms_per_step": round(ms, 3), "ms_per_step_rounds": [round(t, 3) for t in times[path]],
-                      "tokens_per_s": round(tokens / ms * 1e3), **peak_memory(steps[path])})
+                      "tokens_per_s": round(tokens / ms * 1e3), **peak})
     results["ratios"] = {}
     for a, b in (("ours", "builtin"), ("ours", "plain"), ("builtin", "plain")):
         if a in times and b in times:
@@ -636,6 +743,10 @@ def parse_args(argv=None):
     parser.add_argument("--json", help="write the results here (rewritten after each path compiles)")
     parser.add_argument("--profile", help="write torch.profiler tables (top kernels by GPU time) here, per path")
     parser.add_argument("--profile-steps", type=int, default=3)
+    parser.add_argument("--fsdp", action="store_true",
+                        help="FSDP2 over the ranks torchrun starts (fully_shard per decoder layer, then the root)")
+    parser.add_argument("--dist-timeout", type=int, default=1800,
+                        help="--fsdp: seconds a collective may wait (the interpreter's first steps are slow)")
     parser.add_argument("--smoke", action="store_true",
                         help="tiny config (hidden 64, 2 layers, vocab 128, batch 2 x seq 16), 2 rounds of 1 step")
     args = parser.parse_args(argv)
@@ -657,9 +768,27 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    results = run(args)
-    if results["failures"]:
-        sys.exit(1)
+    if not args.fsdp:
+        results = run(args)
+        if results["failures"]:
+            sys.exit(1)
+        return
+    setup_distributed(args)
+    import torch.distributed as dist
+
+    status = 1
+    try:
+        results = run(args)
+        status = 1 if results["failures"] else 0
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if status == 0:
+            dist.barrier()
+            dist.destroy_process_group()
+    # Leave without the interpreter's teardown, where gloo's threads sometimes end the
+    # process with std::terminate (tests/distributed_workers.py does the same).
+    os._exit(status)
 
 
 if __name__ == "__main__":
