@@ -1,4 +1,4 @@
-"""A real model: a HuggingFace Llama trained with Liger-Kernel's ops under torch.compile.
+r"""A real model: a HuggingFace Llama trained with Liger-Kernel's ops under torch.compile.
 
 Builds ``transformers.LlamaForCausalLM`` from a ``LlamaConfig`` (random init, nothing
 downloaded), and times a compiled training step (forward with the loss, backward, SGD step;
@@ -51,13 +51,16 @@ are the mean over the ranks of each rank's loss (the loss of the global batch: t
 of equal size), gathered with a separate all-reduce in the check steps only; ms/step per round
 is the slowest rank's; peak memory is rank 0's, with the largest over the ranks beside it (in
 the JSON). Rank 0 prints and writes the JSON and the profile. On the 2-GPU machine (one host,
-two H100s; its NVLink multicast must stay off, hence the two variables, which the script also
-sets by default under ``--fsdp``), from the repository root, with Liger installed from its
-wheel into /tmp/site::
+two H100s, ``python3`` with torch 2.11 + triton 3.6; its NVLink multicast must stay off, hence
+the two variables, which the script also sets by default under ``--fsdp``), from the
+repository root, with the Liger wheel in ``.whl/`` (git-ignored: carry it) installed to
+/tmp/site and the repository root on PYTHONPATH::
 
+    set -o pipefail; python3 -m pip install -q --no-deps --target /tmp/site .whl/liger_kernel-0.8.5-py3-none-any.whl &&
     NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 PYTHONPATH=/tmp/site:$PWD \
         python3 -m torch.distributed.run --standalone --nproc-per-node 2 \
-        benchmarks/llama_liger.py --fsdp --json llama_fsdp.json --profile llama_fsdp_profile.txt
+        benchmarks/llama_liger.py --fsdp --json $OUT/llama_fsdp.json --profile $OUT/llama_fsdp_profile.txt \
+        2>&1 | tee $OUT/llama_fsdp.log
 
 and on CPU (gloo, the interpreter; the built-in path skipped)::
 
@@ -415,6 +418,8 @@ def kernel_category(name: str) -> str:
         return "gemm"
     if lowered.startswith("triton_") or "triton_" in lowered:
         return "inductor triton"
+    if "nccl" in lowered:  # --fsdp: all-gathers, reduce-scatters
+        return "collectives (nccl)"
     if "multi_tensor_apply" in lowered or "foreach" in lowered:
         return "optimizer (foreach)"
     return "other"
