@@ -16,8 +16,10 @@ calls at its stores (epilogue) and loads (prologue). See _fusion.
 # (what a masked load gives on a GPU and in the interpreter), never prologue(0).
 # Under triton's interpreter (CPU) the unfused program is inductor's C++ code, and the
 # interpreter has no libdevice and rounds fp32 to bf16 by truncation: there only ops that
-# are exactly rounded everywhere (arithmetic, comparisons, selects, min / max, casts other
-# than to bf16 / fp8) are fused; the rest is left unfused, the reason logged.
+# are exactly rounded everywhere (fp32 / integer arithmetic, comparisons, selects, min / max,
+# casts other than to bf16 / fp8; no fp16 / bf16 arithmetic, see
+# _check_no_low_precision_arithmetic, nor bf16 / fp8 values, see [Note: bf16 and fp8 under
+# triton's interpreter]) are fused; the rest is left unfused, the reason logged.
 # Measured on an H200 (benchmarks/fusion_exactness_probe.py): without the opaque move of
 # _rounded, a multiply kernel + add epilogue differed from eager in 3.9M of 33.5M elements (an
 # FMA across the store); with it, 0. A cast to a narrower dtype in the epilogue can still
