@@ -3,8 +3,13 @@ with sharding rules (importable, so spawned ranks find it): sequence-parallel RM
 sharded), column-parallel q/k/v projections, a causal attention kernel on each rank's heads
 (forward and backward kernels), a row-parallel output projection back to sequence shards; then
 the MLP: RMSNorm, column-parallel gate/up, a SwiGLU kernel on the hidden shards, row-parallel
-down."""
+down. The same block in plain PyTorch ops (PlainBlock: inductor writes every kernel) is what
+benchmarks/tp_block.py measures it against.
 
+Shapes are a BlockShape; the tests use TEST_SHAPE. Rows are tokens: `batch` sequences of
+`seq` tokens each, one after another."""
+
+import dataclasses
 import os
 import traceback
 
@@ -16,8 +21,24 @@ import triton.language as tl
 import torch_triton_hop
 from torch_triton_hop import wrap_triton
 
-SEQ, DIM, HIDDEN, EPS = 16, 64, 64, 1e-6
-HEAD_DIM = 16  # 4 heads: 2 per rank on 2 ranks
+EPS = 1e-6
+SWIGLU_BLOCK = 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class BlockShape:
+    seq: int  # tokens per sequence (attention is causal within one)
+    batch: int  # sequences
+    dim: int
+    hidden: int
+    head_dim: int
+
+    @property
+    def tokens(self) -> int:
+        return self.seq * self.batch
+
+
+TEST_SHAPE = BlockShape(seq=16, batch=2, dim=64, hidden=64, head_dim=16)  # 4 heads: 2 per rank on 2 ranks
 
 
 @triton.jit
@@ -71,11 +92,11 @@ def swiglu_backward(dc_ptr, a_ptr, b_ptr, da_ptr, db_ptr, n, BLOCK: tl.constexpr
 @triton.jit
 def attention_forward(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, stride, scale, SEQ_LEN: tl.constexpr,
                       HEAD: tl.constexpr):
-    """One program per head; q, k, v, o are [seq, heads * HEAD] (row stride `stride`); causal.
-    lse (the softmax's log-sum-exp, for the backward) goes in the first column of each head of a
-    tensor shaped like q, so that it shards as q does."""
+    """One program per (head, sequence); q, k, v, o are [batch * seq, heads * HEAD] (row stride
+    `stride`); causal. lse (the softmax's log-sum-exp, for the backward) goes in the first column
+    of each head of a tensor shaped like q, so that it shards as q does."""
     h = tl.program_id(0)
-    rows = tl.arange(0, SEQ_LEN)
+    rows = tl.program_id(1) * SEQ_LEN + tl.arange(0, SEQ_LEN)
     cols = tl.arange(0, HEAD)
     offs = rows[:, None] * stride + h * HEAD + cols[None, :]
     q = tl.load(q_ptr + offs)
@@ -94,7 +115,7 @@ def attention_forward(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, stride, scale, SEQ_LE
 def attention_backward(do_ptr, q_ptr, k_ptr, v_ptr, lse_ptr, dq_ptr, dk_ptr, dv_ptr, stride, scale,
                        SEQ_LEN: tl.constexpr, HEAD: tl.constexpr):
     h = tl.program_id(0)
-    rows = tl.arange(0, SEQ_LEN)
+    rows = tl.program_id(1) * SEQ_LEN + tl.arange(0, SEQ_LEN)
     cols = tl.arange(0, HEAD)
     offs = rows[:, None] * stride + h * HEAD + cols[None, :]
     q = tl.load(q_ptr + offs)
@@ -127,7 +148,8 @@ def register_rules():
         grid=lambda meta: (meta["x_ptr"].shape[0],))
     # attention: heads split across ranks (columns of [seq, heads * head_dim])
     heads = lambda *names: {name: Shard(1) for name in names}  # noqa: E731
-    attention_grid = lambda meta: (meta["q_ptr"].shape[1] // meta["HEAD"],)  # noqa: E731
+    attention_grid = lambda meta: (meta["q_ptr"].shape[1] // meta["HEAD"],  # noqa: E731
+                                   meta["q_ptr"].shape[0] // meta["SEQ_LEN"])
     torch_triton_hop.register_sharding(
         attention_forward, placements=[heads("q_ptr", "k_ptr", "v_ptr", "o_ptr", "lse_ptr")],
         local_scalars=lambda q_ptr, scale, **args: {"stride": q_ptr.stride(0), "scale": scale},
@@ -172,7 +194,7 @@ class SwiGLUFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, a, b):
         c = torch.empty_like(a)
-        wrap_triton(swiglu_forward)[(triton.cdiv(a.numel(), 64),)](a, b, c, a.numel(), BLOCK=64)
+        wrap_triton(swiglu_forward)[(triton.cdiv(a.numel(), SWIGLU_BLOCK),)](a, b, c, a.numel(), BLOCK=SWIGLU_BLOCK)
         ctx.save_for_backward(a, b)
         return c
 
@@ -181,74 +203,139 @@ class SwiGLUFunction(torch.autograd.Function):
         a, b = ctx.saved_tensors
         dc = dc.contiguous()
         da, db = torch.empty_like(a), torch.empty_like(b)
-        wrap_triton(swiglu_backward)[(triton.cdiv(a.numel(), 64),)](dc, a, b, da, db, a.numel(), BLOCK=64)
+        wrap_triton(swiglu_backward)[(triton.cdiv(a.numel(), SWIGLU_BLOCK),)](dc, a, b, da, db, a.numel(),
+                                                                               BLOCK=SWIGLU_BLOCK)
         return da, db
 
 
 class AttentionFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v):
-        seq, width = q.shape
+    def forward(ctx, q, k, v, seq_len, head_dim):
+        rows, width = q.shape
         o = torch.empty_like(q)
         lse = torch.empty_like(q)
-        scale = HEAD_DIM ** -0.5
-        wrap_triton(attention_forward)[(width // HEAD_DIM,)](q, k, v, o, lse, q.stride(0), scale, SEQ_LEN=seq,
-                                                             HEAD=HEAD_DIM)
+        wrap_triton(attention_forward)[(width // head_dim, rows // seq_len)](
+            q, k, v, o, lse, q.stride(0), head_dim ** -0.5, SEQ_LEN=seq_len, HEAD=head_dim)
         ctx.save_for_backward(q, k, v, lse)
+        ctx.seq_len, ctx.head_dim = seq_len, head_dim
         return o
 
     @staticmethod
     def backward(ctx, do):
         q, k, v, lse = ctx.saved_tensors
-        seq, width = q.shape
+        rows, width = q.shape
         do = do.contiguous()
         dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
-        wrap_triton(attention_backward)[(width // HEAD_DIM,)](do, q, k, v, lse, dq, dk, dv, q.stride(0),
-                                                              HEAD_DIM ** -0.5, SEQ_LEN=seq, HEAD=HEAD_DIM)
-        return dq, dk, dv
+        wrap_triton(attention_backward)[(width // ctx.head_dim, rows // ctx.seq_len)](
+            do, q, k, v, lse, dq, dk, dv, q.stride(0), ctx.head_dim ** -0.5, SEQ_LEN=ctx.seq_len, HEAD=ctx.head_dim)
+        return dq, dk, dv, None, None
 
 
 class RMSNorm(torch.nn.Module):
-    def __init__(self):
+    def __init__(self, dim):
         super().__init__()
-        self.weight = torch.nn.Parameter(1.0 + 0.1 * torch.randn(DIM))
+        self.weight = torch.nn.Parameter(1.0 + 0.1 * torch.randn(dim))
 
     def forward(self, x):
         return RMSNormFunction.apply(x, self.weight)
 
 
+class PlainRMSNorm(RMSNorm):
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS) * self.weight
+
+
 class Block(torch.nn.Module):
-    def __init__(self):
+    """Pre-norm attention and SwiGLU MLP on [tokens, dim], the norms, attention and SwiGLU as
+    wrapped kernels."""
+
+    norm_type = RMSNorm
+
+    def __init__(self, shape: BlockShape = TEST_SHAPE):
         super().__init__()
-        self.attention_norm = RMSNorm()
-        self.q, self.k, self.v, self.o = (torch.nn.Linear(DIM, DIM, bias=False) for _ in range(4))
-        self.norm = RMSNorm()
-        self.gate = torch.nn.Linear(DIM, HIDDEN, bias=False)
-        self.up = torch.nn.Linear(DIM, HIDDEN, bias=False)
-        self.down = torch.nn.Linear(HIDDEN, DIM, bias=False)
+        self.shape = shape
+        dim, hidden = shape.dim, shape.hidden
+        self.attention_norm = self.norm_type(dim)
+        self.q, self.k, self.v, self.o = (torch.nn.Linear(dim, dim, bias=False) for _ in range(4))
+        self.norm = self.norm_type(dim)
+        self.gate = torch.nn.Linear(dim, hidden, bias=False)
+        self.up = torch.nn.Linear(dim, hidden, bias=False)
+        self.down = torch.nn.Linear(hidden, dim, bias=False)
+
+    def attention(self, q, k, v):
+        return AttentionFunction.apply(q, k, v, self.shape.seq, self.shape.head_dim)
+
+    def swiglu(self, a, b):
+        return SwiGLUFunction.apply(a, b)
 
     def forward(self, x):
         h = self.attention_norm(x)
-        x = x + self.o(AttentionFunction.apply(self.q(h), self.k(h), self.v(h)))
+        x = x + self.o(self.attention(self.q(h), self.k(h), self.v(h)))
         h = self.norm(x)
-        return x + self.down(SwiGLUFunction.apply(self.gate(h), self.up(h)))
+        return x + self.down(self.swiglu(self.gate(h), self.up(h)))
 
 
-def reference(seed=0):
-    """The block on one process (full tensors), its output and gradients."""
+class PlainBlock(Block):
+    """The same block, parameters and math in PyTorch ops: torch's own causal attention
+    (scaled_dot_product_attention) on each rank's heads, silu(a) * b."""
+
+    norm_type = PlainRMSNorm
+
+    def attention(self, q, k, v):
+        from torch.distributed.tensor import DTensor
+
+        placements = [local.placements if isinstance(local, DTensor) else None for local in (q, k, v)]
+        mesh = q.device_mesh if placements[0] else None
+        q, k, v = (t.to_local() if isinstance(t, DTensor) else t for t in (q, k, v))
+        shape = self.shape
+        heads = q.shape[1] // shape.head_dim
+
+        def split(t):  # [batch * seq, heads * head_dim] -> [batch, heads, seq, head_dim]
+            return t.view(shape.batch, shape.seq, heads, shape.head_dim).transpose(1, 2)
+
+        o = torch.nn.functional.scaled_dot_product_attention(split(q), split(k), split(v), is_causal=True)
+        o = o.transpose(1, 2).reshape(shape.tokens, heads * shape.head_dim)
+        return DTensor.from_local(o, mesh, placements[0]) if mesh is not None else o
+
+    def swiglu(self, a, b):
+        return torch.nn.functional.silu(a) * b
+
+
+def reference(seed=0, shape=TEST_SHAPE, device="cpu"):
+    """The block on one process (full tensors), its input, output and gradients."""
     torch.manual_seed(seed)
-    block = Block()
-    x = torch.randn(SEQ, DIM, requires_grad=True)
+    block = Block(shape).to(device)
+    x = torch.randn(shape.tokens, shape.dim, device=device, requires_grad=True)
     out = block(x)
     out.backward(torch.ones_like(out))
     return block, x, out
 
 
-def worker(rank, world_size, init_file, out_dir, compiled):
+def parallelize(block, mesh):
+    """Sequence-parallel norms, column-parallel q/k/v and gate/up, row-parallel o and down."""
+    from torch.distributed.tensor import Shard
+    from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel, SequenceParallel,
+                                                   parallelize_module)
+
+    return parallelize_module(block, mesh, {
+        "attention_norm": SequenceParallel(sequence_dim=0),
+        **{name: ColwiseParallel(input_layouts=Shard(0), use_local_output=False) for name in ("q", "k", "v")},
+        "o": RowwiseParallel(input_layouts=Shard(1), output_layouts=Shard(0)),
+        "norm": SequenceParallel(sequence_dim=0),
+        "gate": ColwiseParallel(input_layouts=Shard(0), use_local_output=False),
+        "up": ColwiseParallel(input_layouts=Shard(0), use_local_output=False),
+        "down": RowwiseParallel(input_layouts=Shard(1), output_layouts=Shard(0)),
+    })
+
+
+def worker(rank, world_size, init_file, out_dir, compiled, use_cuda=False):
     result = {"rank": rank}
     try:
-        dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size)
-        result.update(_run(rank, world_size, compiled))
+        if use_cuda:
+            torch.cuda.set_device(rank)
+        dist.init_process_group("nccl" if use_cuda else "gloo", init_method=f"file://{init_file}", rank=rank,
+                                world_size=world_size)
+        result.update(_run(rank, world_size, compiled, "cuda" if use_cuda else "cpu"))
     except Exception:
         result["error"] = traceback.format_exc()
     finally:
@@ -260,31 +347,33 @@ def worker(rank, world_size, init_file, out_dir, compiled):
         os._exit(0)
 
 
-def _run(rank, world_size, compiled):
+def _run(rank, world_size, compiled, device_type):
     from torch.distributed.device_mesh import init_device_mesh
-    from torch.distributed.tensor import Shard
-    from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel, SequenceParallel,
-                                                   parallelize_module)
 
     register_rules()
-    mesh = init_device_mesh("cpu", (world_size,))
-    block, x_full, _ = reference()
-    parallelize_module(block, mesh, {
-        "attention_norm": SequenceParallel(sequence_dim=0),
-        **{name: ColwiseParallel(input_layouts=Shard(0), use_local_output=False) for name in ("q", "k", "v")},
-        "o": RowwiseParallel(input_layouts=Shard(1), output_layouts=Shard(0)),
-        "norm": SequenceParallel(sequence_dim=0),
-        "gate": ColwiseParallel(input_layouts=Shard(0), use_local_output=False),
-        "up": ColwiseParallel(input_layouts=Shard(0), use_local_output=False),
-        "down": RowwiseParallel(input_layouts=Shard(1), output_layouts=Shard(0)),
-    })
+    device = torch.device(device_type, rank) if device_type == "cuda" else torch.device("cpu")
+    mesh = init_device_mesh(device_type, (world_size,))
+    block, x_full, _ = reference(device=device)
+    parallelize(block, mesh)
     for p in block.parameters():
         p.grad = None
-    rows = SEQ // world_size
+    rows = TEST_SHAPE.tokens // world_size
     x = x_full.detach()[rank * rows:(rank + 1) * rows].clone().requires_grad_()
     run = torch.compile(block, fullgraph=True) if compiled else block
-    out = run(x)
-    out.backward(torch.ones_like(out))
-    grads = {name: (p.grad.full_tensor() if hasattr(p.grad, "full_tensor") else p.grad)
+
+    def step():
+        out = run(x)
+        out.backward(torch.ones_like(out))
+        return out
+
+    code = ""
+    if compiled:
+        from torch._inductor.utils import run_and_get_code
+
+        out, codes = run_and_get_code(step)  # the forward's and the backward's code
+        code = "\n".join(codes)
+    else:
+        out = step()
+    grads = {name: (p.grad.full_tensor() if hasattr(p.grad, "full_tensor") else p.grad).cpu()
              for name, p in block.named_parameters()}
-    return {"out": out.detach(), "x_grad": x.grad, "grads": grads}
+    return {"out": out.detach().cpu(), "x_grad": x.grad.cpu(), "grads": grads, "code": code}
