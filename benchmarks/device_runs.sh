@@ -29,7 +29,7 @@ tp_block)
         2>&1 | grep -v "^W.*\] \*\*\*\|OMP_NUM_THREADS\|warn_once\|dynamo_pgo" | tee "$OUT/tp_block.log"
     ;;
 llama_fsdp)
-    timeout 560 $TORCHRUN benchmarks/llama_liger.py --fsdp --rounds "${ROUNDS:-6}" --steps-per-round 5 \
+    timeout "${LIMIT:-560}" $TORCHRUN benchmarks/llama_liger.py --fsdp --rounds "${ROUNDS:-6}" --steps-per-round 5 \
         --json "$OUT/llama_fsdp.json" 2>&1 | grep -v "warn_once\|dynamo_pgo" | tee "$OUT/llama_fsdp.log"
     ;;
 one_gpu_pair)

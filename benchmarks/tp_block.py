@@ -93,7 +93,7 @@ def timed_round(step, n) -> float:
     for _ in range(n):
         step()
     sync()
-    elapsed = torch.tensor([(time.perf_counter() - start) / n * 1e3])
+    elapsed = torch.tensor([(time.perf_counter() - start) / n * 1e3], device=DEVICE)
     dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)
     return elapsed.item()
 
