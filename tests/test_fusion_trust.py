@@ -288,3 +288,18 @@ def test_fp16_arithmetic_fuses_on_a_gpu_only(caplog):
     with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
         check_exact(lambda a, s: copy((a - s) * 1.5 + 0.75), a, s, expect_fused=ON_GPU)
     assert ON_GPU or "computes in torch.float16" in caplog.text
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int32])
+def test_narrow_integer_ops_wrap_as_eager_does(dtype):
+    """relu(a + 2a) ** 3 wraps in a's type in eager; inductor's overrides compute relu in int32,
+    so without a conversion after each op the fused cube would not wrap (seed 6, #3765). See
+    [Note: Narrow integers wrap at every op]."""
+    info = torch.iinfo(dtype)
+    a = torch.linspace(max(info.min, -40000), min(info.max, 40000), 512).to(dtype).to(DEVICE)
+
+    def f(a):
+        return copy((torch.relu(a + a * 2) ** 3).to(torch.float32) - 0.5)
+
+    check_exact(f, a, expect_fused=True)
+    assert same_bits(compiled(f, a, fusion=True)[0], f(a))

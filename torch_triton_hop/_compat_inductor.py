@@ -416,6 +416,17 @@ def lowering_input(name: str, device: torch.device, dtype: torch.dtype, dim: int
     return ir.TensorBox.create(ir.InputBuffer(name=name, layout=layout))
 
 
+def held_as(box: Any, dtype: torch.dtype) -> Any:
+    """`box` as a buffer of `dtype` would hold it: a Pointwise converting its loader's value with
+    ops.to_dtype (the lowerings keep an inlined value in whatever type the overrides compute)."""
+    ir = inductor_ir()
+    loader = box.make_loader()
+    V = _virtualized()
+    return ir.Pointwise.create(device=box.get_device(), dtype=dtype,
+                               inner_fn=lambda index: V.ops.to_dtype(loader(index), dtype),  # the handler then
+                               ranges=list(box.get_size()))
+
+
 def lowered_dtype(box: Any) -> torch.dtype:
     return box.get_dtype()
 

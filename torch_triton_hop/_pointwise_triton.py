@@ -311,6 +311,17 @@ def _check_no_low_precision_arithmetic(nodes: list[torch.fx.Node]) -> None:
                              "on CPU) and its Triton code hold differently (fused on a GPU)")
 
 
+# [Note: Narrow integers wrap at every op]
+# Eager computes each op of a uint8 / int8 / int16 / int32 tensor in that type, wrapping; a
+# Python scalar does not widen it (relu(x) and x + 1 stay uint8). Inductor's overrides do not
+# keep that type: relu is maximum(<int32 constant 0>, x), which Triton computes in int32, so
+# relu(x) ** 3 of a uint8 x would be 200 ** 3 = 8000000 rather than 0 (fuzzer, seed 6 #3765;
+# inductor's own Triton code for the same ops does this too, its C++ code wraps). So each
+# such op's value is converted to its graph dtype before the next op reads it: a no-op where
+# Triton already computed it in that type, the wrap eager does where it did not.
+_WRAPPING_INTEGERS = {torch.uint8, torch.int8, torch.int16, torch.int32}
+
+
 def _lower_region(emitter: _Emitter, boundary: dict[torch.fx.Node, tuple[str, str, torch.dtype]],
                   nodes: list[torch.fx.Node], result: torch.fx.Node, device: torch.device) -> Any:
     """The region lowered by inductor and evaluated at one lane; the variable of `result`."""
@@ -330,6 +341,8 @@ def _lower_region(emitter: _Emitter, boundary: dict[torch.fx.Node, tuple[str, st
             if lowered != node.meta["val"].dtype:
                 raise NotFusible(f"inductor lowers {node.name} to {lowered}, where the graph says "
                                  f"{node.meta['val'].dtype}")
+            if lowered in _WRAPPING_INTEGERS:
+                boxes[node] = _compat_inductor.held_as(boxes[node], lowered)
         return _compat_inductor.evaluate_lowered(boxes[result], emitter, emitter.variables)
 
 
