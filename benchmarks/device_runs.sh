@@ -6,6 +6,9 @@
 #   bash benchmarks/device_runs.sh tp_block        # 2 GPUs: tensor-parallel block, ours vs plain ops
 #   bash benchmarks/device_runs.sh llama_fsdp      # 2 GPUs: FSDP2 Llama + Liger, three paths
 #   bash benchmarks/device_runs.sh one_gpu_pair    # two one-GPU benchmarks side by side, one per GPU
+#   JOBS=28 COUNT=300 SEED=6 bash benchmarks/device_runs.sh cpu_fuzz
+#       # the fusion fuzzer on the host's CPU cores (Triton interpreter, no GPU), JOBS processes
+#       # of COUNT programs each; numpy < 2.4 from .whl_fuzz/ (triton 3.6's interpreter needs it)
 #
 # NVLink multicast stays off on these hosts (NCCL's NVLS, symmetric memory's multicast).
 set -uo pipefail
@@ -44,8 +47,39 @@ one_gpu_pair)
     wait
     tail -30 "$OUT/fusion_rows.log" "$OUT/llama_second_shape.log"
     ;;
+cpu_fuzz)
+    if [ -d .whl_fuzz ]; then
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/np .whl_fuzz/*.whl
+        export PYTHONPATH=/tmp/np:$PYTHONPATH
+    fi
+    export TRITON_INTERPRET=1 CUDA_VISIBLE_DEVICES= TORCHINDUCTOR_COMPILE_THREADS=1 OMP_NUM_THREADS=1
+    python3 -c "import numpy, torch, triton; print('numpy', numpy.__version__, 'torch', torch.__version__, 'triton', triton.__version__)"
+    # INDICES="3765 144 ...": check those programs of SEED again, one process each, first.
+    for index in ${INDICES:-}; do
+        (timeout 300 python3 -X faulthandler benchmarks/fuzz_fusion.py --seed "${SEED:-6}" --index "$index" \
+            --out "$OUT/recheck" > "$OUT/recheck_$index.log" 2>&1
+         echo "recheck seed ${SEED:-6} #$index: exit $? (0: ok)" > "$OUT/recheck_$index.rc") &
+    done
+    wait
+    cat "$OUT"/recheck_*.rc 2>/dev/null
+    for job in $(seq 0 $((${JOBS:-28} - 1))); do
+        start=$((${START:-0} + job * ${COUNT:-300}))
+        timeout "${LIMIT:-500}" python3 -X faulthandler benchmarks/fuzz_fusion.py --seed "${SEED:-6}" --start $start \
+            --count "${COUNT:-300}" --batch 25 --out "$OUT/fuzz_$job" > "$OUT/fuzz_$job.log" 2>&1 &
+    done
+    wait
+    cat "$OUT"/fuzz_*/progress_*.jsonl > "$OUT/cpu_fuzz_progress.jsonl"
+    python3 - "$OUT/cpu_fuzz_progress.jsonl" <<'PY'
+import collections, json, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+print(len(records), "programs:", dict(collections.Counter(r["verdict"] for r in records)))
+for r in records:
+    if r["verdict"] != "ok":
+        print(r["summary"].splitlines()[0][:300])
+PY
+    ;;
 *)
-    echo "usage: $0 two_gpu_tests|tp_block|llama_fsdp|one_gpu_pair" >&2
+    echo "usage: $0 two_gpu_tests|tp_block|llama_fsdp|one_gpu_pair|cpu_fuzz" >&2
     exit 2
     ;;
 esac

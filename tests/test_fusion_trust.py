@@ -303,3 +303,23 @@ def test_narrow_integer_ops_wrap_as_eager_does(dtype):
 
     check_exact(f, a, expect_fused=True)
     assert same_bits(compiled(f, a, fusion=True)[0], f(a))
+
+
+def test_negated_zeros_and_inverted_bytes_are_torchs(caplog):
+    """-(+0.0) is -0.0 and ~ of a uint8 / bool wraps, fused or not. Triton 3.6's interpreter
+    computes -x as 0 - x and raises on ~ of a uint8 under numpy 2 (seed 6: #3801, #144); there
+    those ops are not fused, with the reason in the log."""
+    from torch_triton_hop import _interpreter_probes
+
+    zeros = torch.tensor([0.0, -0.0, 1.5, -2.0] * 64, device=DEVICE)
+    fused = "neg" not in _interpreter_probes.inexact_ops()
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(lambda x: -copy(x), zeros, expect_fused=fused)
+        check_exact(lambda x: copy(-x) * 2.0, zeros, expect_fused=fused)
+    assert fused or "otherwise than torch" in caplog.text
+    assert same_bits(compiled(lambda x: -copy(x), zeros, fusion=True)[0], -zeros)
+    inverted = "bitwise_not" not in _interpreter_probes.inexact_ops()
+    for values in (torch.arange(256, dtype=torch.uint8), torch.tensor([True, False] * 128)):
+        values = values.to(DEVICE)
+        check_exact(lambda a: copy(torch.bitwise_not(a)), values, expect_fused=inverted)
+        assert torch.equal(compiled(lambda a: copy(torch.bitwise_not(a)), values, fusion=True)[0], ~values)

@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 import torch
 
-from . import _compat, _compat_inductor
+from . import _compat, _compat_inductor, _interpreter_probes
 from ._fusion_source import NotFusible
 
 __all__ = ["Operand", "helper_source", "operand_offset", "TRITON_DTYPES", "is_pointwise", "is_row_major"]
@@ -154,6 +154,9 @@ class _Emitter:
         if self.target == "interpreter" and op not in _EXACT_ON_INTERPRETER:
             raise NotFusible(f"it computes ops.{op}, which triton's interpreter does not compute as inductor's CPU "
                              "code does (fused on a GPU)")
+        if self.target == "interpreter" and op in _interpreter_probes.inexact_ops():
+            raise NotFusible(f"it computes ops.{op}, which the installed triton's interpreter computes otherwise than "
+                             "torch (fused on a GPU)")
 
         def emit(*args: Any, **kwargs: Any) -> Any:
             result_dtype = _result_dtype(op, args)
