@@ -323,3 +323,18 @@ def test_negated_zeros_and_inverted_bytes_are_torchs(caplog):
         values = values.to(DEVICE)
         check_exact(lambda a: copy(torch.bitwise_not(a)), values, expect_fused=inverted)
         assert torch.equal(compiled(lambda a: copy(torch.bitwise_not(a)), values, fusion=True)[0], ~values)
+
+
+def test_a_bool_sum_is_a_bool_before_it_is_converted():
+    """add(a, b, alpha=2) of bools is a bool (a or b); inductor lowers it to `a | b * 2` of
+    int64s, 0 to 3, which a later conversion to int8 must not see (seed 7, #1741)."""
+    a = torch.tensor([True, False, True, False] * 64, device=DEVICE)
+    b = torch.tensor([True, True, False, False] * 64, device=DEVICE)
+
+    def f(a, b):
+        return copy(torch.add(a, b, alpha=2).to(torch.int8).to(torch.float32) + 0.5)
+
+    # (not check_exact: inductor's own C++ code for this program, unfused, does not compile)
+    fused, code = compiled(f, a, b, fusion=True)
+    assert fused_launches(code), code
+    assert same_bits(fused, f(a, b))

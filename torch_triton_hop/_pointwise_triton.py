@@ -321,8 +321,10 @@ def _check_no_low_precision_arithmetic(nodes: list[torch.fx.Node]) -> None:
 # relu(x) ** 3 of a uint8 x would be 200 ** 3 = 8000000 rather than 0 (fuzzer, seed 6 #3765;
 # inductor's own Triton code for the same ops does this too, its C++ code wraps). So each
 # such op's value is converted to its graph dtype before the next op reads it: a no-op where
-# Triton already computed it in that type, the wrap eager does where it did not.
-_WRAPPING_INTEGERS = {torch.uint8, torch.int8, torch.int16, torch.int32}
+# Triton already computed it in that type, the wrap eager does where it did not. The same for
+# bool: add(a, b, alpha=2) of bools is lowered to `a | b * 2` of int64s, which must become 0 or
+# 1 (to int1 is `!= 0` in Triton) before a later .to(tl.int8) reads it (seed 7, #1741).
+_WRAPPING_INTEGERS = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32}
 
 
 def _lower_region(emitter: _Emitter, boundary: dict[torch.fx.Node, tuple[str, str, torch.dtype]],
