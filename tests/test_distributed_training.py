@@ -14,14 +14,13 @@ CPU: gloo, kernels on the Triton interpreter. GPU (`pytest -m gpu`, 2 GPUs): NCC
 """
 
 import re
-import time
 
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
 import distributed_workers as W
+from ranks import run_ranks
 from generated_code import ON_GPU
 
 if not dist.is_available():
@@ -43,23 +42,10 @@ def kernel_launches(code, name):
     return re.findall(rf"^\s*_tth_launch\(kernel='[\w.]+:{name}(?:_fused)?@", code, re.M)
 
 
-def run_ranks(tmp_path, wrapper, compiled, optimizer, data, use_cuda):
+def train_on_ranks(tmp_path, wrapper, compiled, optimizer, data, use_cuda):
     """Spawn WORLD_SIZE ranks of distributed_workers.worker; their results, in rank order."""
-    init_file = tmp_path / "init"
-    context = mp.start_processes(W.worker, args=(WORLD_SIZE, str(init_file), str(tmp_path), wrapper, compiled,
-                                                 optimizer, data, use_cuda),
-                                 nprocs=WORLD_SIZE, join=False, start_method="spawn")
-    deadline = time.monotonic() + TIMEOUT_S
-    while not context.join(timeout=5):
-        if time.monotonic() > deadline:
-            for process in context.processes:
-                if process.is_alive():
-                    process.kill()
-            pytest.fail(f"{wrapper} ranks still running after {TIMEOUT_S} s")
-    results = [torch.load(tmp_path / f"rank{rank}.pt") for rank in range(WORLD_SIZE)]
-    errors = [f"rank {r['rank']}:\n{r['error']}" for r in results if "error" in r]
-    assert not errors, "\n".join(errors)
-    return results
+    return run_ranks(W.worker, (WORLD_SIZE, str(tmp_path / "init"), str(tmp_path), wrapper, compiled, optimizer, data,
+                                use_cuda), tmp_path, nprocs=WORLD_SIZE, timeout_s=TIMEOUT_S)
 
 
 _REFERENCES = {}
@@ -76,7 +62,7 @@ def reference(device, optimizer, data):
 def check_training(tmp_path, wrapper, compiled, optimizer, use_cuda):
     data = W.make_data(STEPS, BATCH)
     ref_losses, ref_params = reference("cuda:0" if use_cuda else "cpu", optimizer, data)
-    results = run_ranks(tmp_path, wrapper, compiled, optimizer, data, use_cuda)
+    results = train_on_ranks(tmp_path, wrapper, compiled, optimizer, data, use_cuda)
 
     initial = W.make_model("cpu").state_dict()
     assert all((ref_params[name] - initial[name]).abs().max() > 1e-3 for name in ref_params)  # it trained

@@ -2,18 +2,17 @@
 See [Note: Sharding rules for user kernels]. One process (gloo) for the API and errors; two
 spawned processes for real shards, where a global size reaching a local launch would show."""
 
-import time
 
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 import triton
 
 import torch_triton_hop
 from torch_triton_hop.errors import UnsupportedTritonKernelError
 
 import sharding_workers as W
+from ranks import run_ranks
 
 pytestmark = pytest.mark.interpreter
 
@@ -74,17 +73,7 @@ def test_without_a_rule_the_error_names_both_ways_out(mesh):
 def test_two_ranks_eager_and_compiled(tmp_path):
     """Two processes, each holding half of every Shard(0) tensor: the host code passes global
     sizes (x.numel() of the DTensor) and the rule replaces them with local ones."""
-    context = mp.start_processes(W.worker, args=(2, str(tmp_path / "init"), str(tmp_path)), nprocs=2, join=False,
-                                 start_method="spawn")
-    deadline = time.monotonic() + 240
-    while not context.join(timeout=5):
-        if time.monotonic() > deadline:
-            for process in context.processes:
-                process.kill()
-            pytest.fail("ranks still running after 240 s")
-    for rank in range(2):
-        result = torch.load(tmp_path / f"rank{rank}.pt")
-        assert "error" not in result, result.get("error")
+    for result in run_ranks(W.worker, (2, str(tmp_path / "init"), str(tmp_path)), tmp_path):
         expected_sum, m = result["expected"]
         out, placements = result["eager"]
         assert placements == (Shard(0),)

@@ -3,12 +3,12 @@ SwiGLU kernels launched on DTensors through their sharding rules, next to the co
 sequence / tensor parallelism. CPU: gloo and the interpreter; GPU (`pytest -m gpu`, 2 GPUs): NCCL."""
 
 import re
-import time
 
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
+
+from ranks import run_ranks
 
 if not dist.is_available():
     pytest.skip("torch.distributed is not available", allow_module_level=True)
@@ -18,18 +18,7 @@ def run_tensor_parallel_block(tmp_path, compiled, use_cuda):
     """tests/tp_workers.py's block on 2 ranks; each rank's result."""
     import tp_workers as TP
 
-    context = mp.start_processes(TP.worker, args=(2, str(tmp_path / "init"), str(tmp_path), compiled, use_cuda),
-                                 nprocs=2, join=False, start_method="spawn")
-    deadline = time.monotonic() + 240
-    while not context.join(timeout=5):
-        if time.monotonic() > deadline:
-            for process in context.processes:
-                process.kill()
-            pytest.fail("ranks still running after 240 s")
-    results = [torch.load(tmp_path / f"rank{rank}.pt") for rank in range(2)]
-    errors = [f"rank {result['rank']}:\n{result['error']}" for result in results if "error" in result]
-    assert not errors, "\n".join(errors)
-    return results
+    return run_ranks(TP.worker, (2, str(tmp_path / "init"), str(tmp_path), compiled, use_cuda), tmp_path)
 
 
 def check_tensor_parallel_block(results, device, **tolerance):
