@@ -422,8 +422,9 @@ def held_as(box: Any, dtype: torch.dtype) -> Any:
     ir = inductor_ir()
     loader = box.make_loader()
     V = _virtualized()
+    # V.ops is read when the loader runs: the ops handler then (evaluate_lowered's), not now's
     return ir.Pointwise.create(device=box.get_device(), dtype=dtype,
-                               inner_fn=lambda index: V.ops.to_dtype(loader(index), dtype),  # the handler then
+                               inner_fn=lambda index: V.ops.to_dtype(loader(index), dtype),
                                ranges=list(box.get_size()))
 
 
