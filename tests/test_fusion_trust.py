@@ -306,7 +306,7 @@ def test_narrow_integer_ops_wrap_as_eager_does(dtype):
 
 
 def test_negated_zeros_and_inverted_bytes_are_torchs(caplog):
-    """-(+0.0) is -0.0 and ~ of a uint8 / bool wraps, fused or not. Triton 3.6's interpreter
+    """-(+0.0) is -0.0 and ~ of a uint8 or bool is torch's, fused or not. Triton 3.6's interpreter
     computes -x as 0 - x and raises on ~ of a uint8 under numpy 2 (seed 6: #3801, #144); there
     those ops are not fused, with the reason in the log."""
     from torch_triton_hop import _interpreter_probes
