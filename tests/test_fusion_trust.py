@@ -339,3 +339,19 @@ def test_a_bool_sum_is_a_bool_before_it_is_converted():
     fused, code = compiled(f, a, b, fusion=True)
     assert fused_launches(code), code
     assert same_bits(fused, f(a, b))
+
+
+def test_a_value_minus_itself_keeps_nan_and_inf(caplog):
+    """x - x is NaN for NaN and inf; inductor (torch 2.13) writes it with libdevice.isnan /
+    isinf, which triton's interpreter does not have: there it is not fused (seed 5, #5266)."""
+    x = adversarial_values(4096)
+
+    def f(x):
+        y = copy(x)
+        return y - y
+
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        fused, code = compiled(f, x, fusion=True)
+    assert same_bits(fused, f(x))
+    # fused (a GPU; or an inductor whose sub(x, x) is plain x - x), else refused for libdevice
+    assert fused_launches(code) or not ON_GPU and "calls libdevice" in caplog.text, caplog.text

@@ -166,6 +166,9 @@ class _Emitter:
             text = _compat_inductor.triton_op_text(op, *args, **kwargs)
             if not isinstance(text, str):  # an override that composed other ops: their variable
                 return text
+            if self.target == "interpreter" and "libdevice." in text:  # torch 2.13's sub(x, x): isnan / isinf
+                raise NotFusible(f"ops.{op} gives `{text}`, which calls libdevice, which triton's interpreter does not "
+                                 "have (fused on a GPU)")
             if self.target == "interpreter" and any(name in text for name in _INTERPRETER_BITS_TYPES):
                 raise NotFusible(f"ops.{op} gives `{text}`, a bf16 / fp8 value, which triton's interpreter computes "
                                  "on its bits (fused on a GPU)")
