@@ -9,6 +9,8 @@
 #   JOBS=28 COUNT=300 SEED=6 bash benchmarks/device_runs.sh cpu_fuzz
 #       # the fusion fuzzer on the host's CPU cores (Triton interpreter, no GPU), JOBS processes
 #       # of COUNT programs each; numpy < 2.4 from .whl_fuzz/ (triton 3.6's interpreter needs it)
+#   bash benchmarks/device_runs.sh compile_time    # 1 GPU: the Llama + Liger first step, one path per process
+#   bash benchmarks/device_runs.sh trust_recheck   # 1 GPU: the fusion tests and GPU fuzz programs to check again
 #   bash benchmarks/device_runs.sh trust_x4        # 4 GPUs, 64 cores: what issue 23 asks of the final code
 #       # GPU 0: the gpu-marked fusion tests; GPUs 1-3: the fuzzer, seed 9, 1000 programs;
 #       # the CPU cores: the fuzzer under the interpreter, seed 10, CPU_JOBS x CPU_COUNT programs
@@ -49,6 +51,26 @@ one_gpu_pair)
         > "$OUT/llama_second_shape.log" 2>&1 &
     wait
     tail -30 "$OUT/fusion_rows.log" "$OUT/llama_second_shape.log"
+    ;;
+compile_time)
+    # Each path alone in a fresh process with empty inductor and triton caches (in one process
+    # the second path finds Liger's kernels compiled by the first), in alternating order.
+    for path in ${ORDER:-ours builtin plain ours builtin}; do
+        cache=$(mktemp -d)
+        TRITON_CACHE_DIR=$cache/triton TORCHINDUCTOR_CACHE_DIR=$cache/inductor timeout 200 python3 \
+            benchmarks/llama_liger.py --paths $path --rounds 1 --steps-per-round 2 --warmup 0 --check-steps 1 \
+            2>&1 | grep "first step" | tee -a "$OUT/compile_time.log"
+        rm -rf "$cache"
+    done
+    ;;
+trust_recheck)
+    timeout 300 python3 -m pytest -m gpu -p no:cacheprovider -q -x ${TESTS:-tests/test_fusion_trust.py} \
+        2>&1 | tail -${TAIL:-40} > "$OUT/trust_recheck_tests.log"
+    for index in ${INDICES:-}; do
+        timeout 200 python3 benchmarks/fuzz_fusion.py --seed "${SEED:-9}" --index "$index" --out /tmp/recheck \
+            2>&1 | grep -v "Warning" | head -${REPORT_LINES:-60} > "$OUT/recheck_${SEED:-9}_$index.log"
+    done
+    tail -n 12 "$OUT"/trust_recheck_tests.log
     ;;
 trust_x4)
     nvidia-smi -L > "$OUT/trust_x4.log"
@@ -108,7 +130,7 @@ for r in records:
 PY
     ;;
 *)
-    echo "usage: $0 two_gpu_tests|tp_block|llama_fsdp|one_gpu_pair|cpu_fuzz|trust_x4" >&2
+    echo "usage: $0 two_gpu_tests|tp_block|llama_fsdp|one_gpu_pair|cpu_fuzz|trust_x4|compile_time|trust_recheck" >&2
     exit 2
     ;;
 esac
