@@ -11,6 +11,7 @@
 #       # of COUNT programs each; numpy < 2.4 from .whl_fuzz/ (triton 3.6's interpreter needs it)
 #   bash benchmarks/device_runs.sh compile_time    # 1 GPU: the Llama + Liger first step, one path per process
 #   bash benchmarks/device_runs.sh trust_recheck   # 1 GPU: the fusion tests and GPU fuzz programs to check again
+#   SEED=9 JOBS=4 COUNT=250 bash benchmarks/device_runs.sh gpu_fuzz   # the fuzzer on one GPU, JOBS processes
 #   bash benchmarks/device_runs.sh trust_x4        # 4 GPUs, 64 cores: what issue 23 asks of the final code
 #       # GPU 0: the gpu-marked fusion tests; GPUs 1-3: the fuzzer, seed 9, 1000 programs;
 #       # the CPU cores: the fuzzer under the interpreter, seed 10, CPU_JOBS x CPU_COUNT programs
@@ -72,6 +73,24 @@ trust_recheck)
     done
     tail -n 12 "$OUT"/trust_recheck_tests.log
     ;;
+gpu_fuzz)
+    for job in $(seq 0 $((${JOBS:-4} - 1))); do
+        TORCHINDUCTOR_COMPILE_THREADS=1 timeout "${LIMIT:-500}" python3 benchmarks/fuzz_fusion.py --seed "${SEED:-9}" \
+            --start $((job * ${COUNT:-250})) --count "${COUNT:-250}" --batch 25 --out "/tmp/gpu_fuzz_$job" \
+            > "/tmp/gpu_fuzz_$job.log" 2>&1 &
+    done
+    wait
+    cat /tmp/gpu_fuzz_*/progress_*.jsonl > "$OUT/gpu_fuzz_progress.jsonl"
+    tail -q -n 3 /tmp/gpu_fuzz_*.log > "$OUT/gpu_fuzz_tails.log"
+    python3 - "$OUT/gpu_fuzz_progress.jsonl" <<'PY' | tee "$OUT/gpu_fuzz.log"
+import collections, json, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+print("GPU fuzz:", len(records), "programs:", dict(collections.Counter(r["verdict"] for r in records)))
+for r in records:
+    if r["verdict"] != "ok":
+        print(r["summary"][:1500])
+PY
+    ;;
 trust_x4)
     nvidia-smi -L > "$OUT/trust_x4.log"
     CUDA_VISIBLE_DEVICES=0 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q \
@@ -130,7 +149,7 @@ for r in records:
 PY
     ;;
 *)
-    echo "usage: $0 two_gpu_tests|tp_block|llama_fsdp|one_gpu_pair|cpu_fuzz|trust_x4|compile_time|trust_recheck" >&2
+    echo "usage: $0 two_gpu_tests|tp_block|llama_fsdp|one_gpu_pair|cpu_fuzz|trust_x4|compile_time|trust_recheck|gpu_fuzz" >&2
     exit 2
     ;;
 esac

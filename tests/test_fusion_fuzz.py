@@ -17,7 +17,7 @@ pytestmark = pytest.mark.any_device
 SEED = 13          # issue 13: the fusion
 COUNT = 200        # programs: about 4 minutes of one CPU core (interpreter), 0.8 programs/s
 BATCH = 50         # programs per torch.compile: inductor's fixed cost per compile is paid once per batch
-PLANTED_SEED = 23  # issue 23: programs for a planted bug
+PLANTED_SEED = 23  # issue 23: programs that show a planted bug
 
 
 def test_fused_programs_compute_eagers_results(tmp_path):
@@ -55,6 +55,7 @@ def test_the_comparison_is_bitwise_and_nan_insensitive():
     assert not fusion_fuzzer.same_bits(a.to(torch.bfloat16), a.to(torch.float16)).any()
 
 
+@pytest.mark.interpreter  # which programs fuse differs on a GPU
 def test_a_planted_fusion_bug_is_caught(tmp_path, monkeypatch):
     """The oracle's premise: wrong fused code shows as a mismatch, not as inductor's numerics.
     Planted: issue 23's first bug, a prologue computed in the lanes a load without `other=`
@@ -71,11 +72,10 @@ def test_a_planted_fusion_bug_is_caught(tmp_path, monkeypatch):
 
     monkeypatch.setattr(_fusion, "helper_source", planted)
     monkeypatch.setattr(torch._inductor.config, "fx_graph_cache", False)  # compile with the plant
-    wanted = {"load_masked_no_other", "prologue_nonzero_at_0"}
-    programs = [p for p in (fusion_fuzzer.generate_program(PLANTED_SEED, i) for i in range(2000))
-                if wanted <= set(p.features + p.kernel.features) and p.kernel.family in ("rows", "tile2d")][:48]
+    # Seed 23's programs with a masked load without other= and a prologue nonzero at 0 where
+    # the plant changes a result under the interpreter: 5 of the first 420 such programs.
+    programs = [fusion_fuzzer.generate_program(PLANTED_SEED, i) for i in (282, 425, 621, 775, 812)]
     fusion_fuzzer.load_programs(programs, str(tmp_path), "planted_fusion_bug")
     results = fusion_fuzzer.run_batch(programs)
-    caught = [r for r in results if r.verdict == "mismatch"]
-    assert caught, fusion_fuzzer.summarize(results)
-    assert all("prologue" in r.record.fused.values() for r in caught)
+    assert [r.verdict for r in results] == ["mismatch"] * len(programs), fusion_fuzzer.summarize(results)
+    assert all("prologue" in r.record.fused.values() for r in results)

@@ -52,6 +52,12 @@ def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def plus_one_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < n) + 1, mask=offsets < n)
+
+
+@triton.jit
 def rows_with_int64_step_kernel(x_ptr, out_ptr, n_rows, row_stride, BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
     step = row_stride.to(tl.int64)
@@ -360,3 +366,21 @@ def test_a_value_minus_itself_keeps_nan_and_inf(caplog):
     assert same_bits(fused, f(x))
     # fused (a GPU; or an inductor whose sub(x, x) is plain x - x), else refused for libdevice
     assert fused_launches(code) or not ON_GPU and "calls libdevice" in caplog.text, caplog.text
+
+
+def test_a_prologue_the_compiler_can_prove_constant_is_not_folded_through_the_epilogue():
+    """(a >= b) > 0.75 is a bool, never 0.75: the prologue is provably 0, so in the fused kernel
+    the stored value and the epilogue's exp(erf(1)) were compile-time constants, which LLVM
+    folds with other roundings than the FMAs the GPU runs: 1 ulp from the unfused kernel, which
+    loads the value (fuzzer seed 9 #976, H200). The boundary values now move opaquely."""
+    a = adversarial_values(4096)
+    b = torch.tensor(-1e-4, dtype=torch.bfloat16, device=DEVICE)
+
+    def f(a, b):
+        x = (((a >= b) > 0.75) == 0.75).to(torch.int8)
+        out = torch.empty_like(x)
+        wrap_triton(plus_one_kernel)[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
+        return torch.exp(torch.erf(out))
+
+    check_exact(f, a, b, expect_fused=True)
+    assert same_bits(compiled(f, a, b, fusion=True)[0], compiled(f, a, b, fusion=False)[0])

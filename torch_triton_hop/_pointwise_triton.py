@@ -354,20 +354,37 @@ def _lower_region(emitter: _Emitter, boundary: dict[torch.fx.Node, tuple[str, st
         return _compat_inductor.evaluate_lowered(boxes[result], emitter, emitter.variables)
 
 
-# A value handed across the kernel / helper boundary in fp32 or fp64 goes through an opaque
-# register move on a GPU: otherwise the compiler may contract the kernel's last multiply with
-# the epilogue's first add (or the prologue's multiply with the kernel's add) into one FMA,
-# skipping the rounding the unfused program does when it stores the value. Narrower dtypes
-# are rounded by their conversion; the interpreter never contracts.
-_OPAQUE_MOVE = {torch.float32: ('"mov.b32 $0, $1;"', '"=r,r"'), torch.float64: ('"mov.b64 $0, $1;"', '"=l,l"')}
+# A value handed across the kernel / helper boundary goes through an opaque register move on a
+# GPU, which the compiler can neither contract nor fold across:
+# - in fp32 / fp64, it could otherwise contract the kernel's last multiply with the epilogue's
+#   first add (or the prologue's multiply with the kernel's add) into one FMA, skipping the
+#   rounding the unfused program does when it stores the value;
+# - in any dtype, a value it can prove constant (a prologue of comparisons that is always
+#   false: fuzzer seed 9 #976) would be folded at compile time, and LLVM folds a contractable
+#   multiply and add with two roundings where the code run on the GPU makes one FMA: exp(erf(1))
+#   came out 1 ulp from the unfused kernel, which loads the value from memory.
+# Values narrower than 32 bits move as their bits widened to 32; the interpreter never
+# contracts or folds.
+def _opaque_move(value: str, dtype: torch.dtype) -> str:
+    """`value`, a Triton value of `dtype`, through a register move the compiler cannot see through."""
+    def move(moved: str, kind: str, width: int) -> str:
+        asm, constraints = ('"mov.b32 $0, $1;"', '"=r,r"') if width == 32 else ('"mov.b64 $0, $1;"', '"=l,l"')
+        return f"tl.inline_asm_elementwise({asm}, {constraints}, [{moved}], dtype={kind}, is_pure=True, pack=1)"
+
+    width = dtype.itemsize * 8
+    if width >= 32:  # fp32, int32, fp64, int64: 32- and 64-bit registers hold them as they are
+        return move(value, TRITON_DTYPES[dtype], width)
+    if dtype == torch.bool:
+        return f"({move(f'{value}.to(tl.int32)', 'tl.int32', 32)} != 0)"
+    same_width = {8: "tl.int8", 16: "tl.int16"}[width]
+    widened = move(f"{value}.to({same_width}, bitcast=True).to(tl.int32)", "tl.int32", 32)
+    return f"{widened}.to({same_width}).to({TRITON_DTYPES[dtype]}, bitcast=True)"
 
 
 def _rounded(value: str, dtype: torch.dtype, target: str) -> str:
-    if target == "gpu" and dtype in _OPAQUE_MOVE:
-        asm, constraints = _OPAQUE_MOVE[dtype]
-        return (f"tl.inline_asm_elementwise({asm}, {constraints}, [{value}.to({TRITON_DTYPES[dtype]})], "
-                f"dtype={TRITON_DTYPES[dtype]}, is_pure=True, pack=1)")
-    return f"{value}.to({TRITON_DTYPES[dtype]})"
+    """`value` rounded to `dtype`; on a GPU, through _opaque_move."""
+    converted = f"{value}.to({TRITON_DTYPES[dtype]})"
+    return _opaque_move(converted, dtype) if target == "gpu" else converted
 
 
 def operand_offset(fused: torch.Tensor, operand: torch.Tensor,
