@@ -9,6 +9,7 @@
 #   JOBS=28 COUNT=300 SEED=6 bash benchmarks/device_runs.sh cpu_fuzz
 #       # the fusion fuzzer on the host's CPU cores (Triton interpreter, no GPU), JOBS processes
 #       # of COUNT programs each; numpy < 2.4 from .whl_fuzz/ (triton 3.6's interpreter needs it)
+#   bash benchmarks/device_runs.sh llama_rope      # 1 GPU: plain, ours, ours with HF's RoPE, built-in; profiled
 #   bash benchmarks/device_runs.sh compile_time    # 1 GPU: the Llama + Liger first step, one path per process
 #   bash benchmarks/device_runs.sh trust_recheck   # 1 GPU: the fusion tests and GPU fuzz programs to check again
 #   SEED=9 JOBS=4 COUNT=250 bash benchmarks/device_runs.sh gpu_fuzz   # the fuzzer on one GPU, JOBS processes
@@ -52,6 +53,11 @@ one_gpu_pair)
         > "$OUT/llama_second_shape.log" 2>&1 &
     wait
     tail -30 "$OUT/fusion_rows.log" "$OUT/llama_second_shape.log"
+    ;;
+llama_rope)
+    timeout "${LIMIT:-330}" python3 benchmarks/llama_liger.py --paths plain,ours,ours_hf_rope,builtin --rounds "${ROUNDS:-6}" \
+        --steps-per-round 5 --json "$OUT/llama_rope.json" --profile "$OUT/llama_rope_profile.txt" 2>&1 \
+        | grep -v "warn_once\|dynamo_pgo" | tail -30 | tee "$OUT/llama_rope.log"
     ;;
 compile_time)
     # Each path alone in a fresh process with empty inductor and triton caches (in one process
@@ -149,7 +155,7 @@ for r in records:
 PY
     ;;
 *)
-    echo "usage: $0 two_gpu_tests|tp_block|llama_fsdp|one_gpu_pair|cpu_fuzz|trust_x4|compile_time|trust_recheck|gpu_fuzz" >&2
+    echo "usage: $0 two_gpu_tests|tp_block|llama_fsdp|one_gpu_pair|cpu_fuzz|trust_x4|compile_time|trust_recheck|gpu_fuzz|llama_rope" >&2
     exit 2
     ;;
 esac

@@ -12,6 +12,8 @@ three paths, each in its own model instance with the same initial weights:
             ``torch_triton_hop.wrap_triton(kernel)`` (tests/liger_helpers.py)
   built-in  the same Liger patch, kernels untouched: Dynamo captures Liger's raw
             ``kernel[grid](...)`` launches with torch's own machinery
+  ours_hf_rope  (only when asked for) ours with transformers' own apply_rotary_pos_emb in
+            place of Liger's RoPE: what Liger's graph-breaking RoPE costs (see below)
 
     python benchmarks/llama_liger.py --json llama.json --profile llama_profile.txt   # H100
     python benchmarks/llama_liger.py --paths ours,builtin --rounds 5
@@ -107,6 +109,7 @@ import torch  # noqa: E402
 INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
 DEVICE = "cuda" if torch.cuda.is_available() and not INTERPRETED else "cpu"
 PATHS = ("plain", "ours", "builtin")
+EXTRA_PATHS = ("ours_hf_rope",)
 
 
 class Dist:
@@ -198,6 +201,8 @@ def build(args):
         "plain": PathState(original, {}),
         "ours": PathState(liger, ours_kernels),
         "builtin": PathState(liger, raw_kernels),
+        "ours_hf_rope": PathState({**liger, (modeling_llama, "apply_rotary_pos_emb"):
+                                   original[(modeling_llama, "apply_rotary_pos_emb")]}, ours_kernels),
     }
     if "ours" in args.paths or "builtin" in args.paths:
         from liger_kernel.transformers.rope import liger_rotary_pos_emb
@@ -636,7 +641,7 @@ def run(args):
             print(f"    torch's user-kernel support warned x{n}: {reason}", flush=True)
         # Premises: each path ran what it claims to.
         got = (backend.ours, backend.builtin)
-        premise = {"plain": got == (0, 0), "ours": got[0] > 0 and got[1] == 0,
+        premise = {"plain": got == (0, 0), "ours": got[0] > 0 and got[1] == 0, "ours_hf_rope": got[0] > 0 and got[1] == 0,
                    "builtin": got[0] == 0 and got[1] > 0}[path]
         if not premise:
             failures.append(f"{path}: launches in graphs (ours, built-in) = {got}")
@@ -671,7 +676,8 @@ def run(args):
         entry.update({"ms_per_step": round(ms, 3), "ms_per_step_rounds": [round(t, 3) for t in times[path]],
                       "tokens_per_s": round(tokens / ms * 1e3), **peak})
     results["ratios"] = {}
-    for a, b in (("ours", "builtin"), ("ours", "plain"), ("builtin", "plain")):
+    for a, b in (("ours", "builtin"), ("ours", "plain"), ("builtin", "plain"), ("ours_hf_rope", "plain"),
+                 ("ours", "ours_hf_rope")):
         if a in times and b in times:
             results["ratios"][f"{a}/{b}"] = round(statistics.median(x / y for x, y in zip(times[a], times[b])), 4)
     results["recompiles_during_timing"] = recompiled
@@ -756,9 +762,9 @@ def parse_args(argv=None):
                         help="tiny config (hidden 64, 2 layers, vocab 128, batch 2 x seq 16), 2 rounds of 1 step")
     args = parser.parse_args(argv)
     args.paths = [p.strip() for p in args.paths.split(",") if p.strip()]
-    unknown = sorted(set(args.paths) - set(PATHS))
+    unknown = sorted(set(args.paths) - set(PATHS) - set(EXTRA_PATHS))
     if unknown or not args.paths:
-        parser.error(f"--paths: unknown {unknown}; choose from {', '.join(PATHS)}")
+        parser.error(f"--paths: unknown {unknown}; choose from {', '.join(PATHS + EXTRA_PATHS)}")
     if args.smoke:
         args.hidden, args.layers, args.heads, args.kv_heads, args.intermediate = 64, 2, 4, 2, 128
         args.vocab, args.batch, args.seq = 128, 2, 16
