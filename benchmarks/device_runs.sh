@@ -9,7 +9,7 @@
 #   JOBS=28 COUNT=300 SEED=6 bash benchmarks/device_runs.sh cpu_fuzz
 #       # the fusion fuzzer on the host's CPU cores (Triton interpreter, no GPU), JOBS processes
 #       # of COUNT programs each; numpy < 2.4 from .whl_fuzz/ (triton 3.6's interpreter needs it)
-#   bash benchmarks/device_runs.sh llama_rope      # 1 GPU: plain, ours, ours with HF's RoPE, built-in; profiled
+#   PROFILE=1 bash benchmarks/device_runs.sh llama_rope   # 1 GPU: plain, ours, ours with HF's RoPE, built-in
 #   bash benchmarks/device_runs.sh compile_time    # 1 GPU: the Llama + Liger first step, one path per process
 #   bash benchmarks/device_runs.sh trust_recheck   # 1 GPU: the fusion tests and GPU fuzz programs to check again
 #   SEED=9 JOBS=4 COUNT=250 bash benchmarks/device_runs.sh gpu_fuzz   # the fuzzer on one GPU, JOBS processes
@@ -56,7 +56,8 @@ one_gpu_pair)
     ;;
 llama_rope)
     timeout "${LIMIT:-330}" python3 benchmarks/llama_liger.py --paths plain,ours,ours_hf_rope,builtin --rounds "${ROUNDS:-6}" \
-        --steps-per-round 5 --json "$OUT/llama_rope.json" --profile "$OUT/llama_rope_profile.txt" 2>&1 \
+        --steps-per-round 5 --json "$OUT/llama_rope.json" ${PROFILE:+--profile "$OUT/llama_rope_profile.txt"} \
+        --host-profile "$OUT/llama_host_profile.txt" --profile-steps 5 2>&1 \
         | grep -v "warn_once\|dynamo_pgo" | tail -30 | tee "$OUT/llama_rope.log"
     ;;
 compile_time)

@@ -21,8 +21,9 @@ three paths, each in its own model instance with the same initial weights:
 
 What it reports per path: ms per step (median over rounds; each round runs
 ``--steps-per-round`` steps, the order of the paths rotates each round: ABC, BCA, CAB, ...),
-tokens/s, the allocator's peak during one step (above what was allocated before it, and
-absolute), the wall time of the first step (Dynamo, AOTAutograd and inductor compile forward
+tokens/s, the host's time to issue one step with the device idle at its start ("host ms":
+where it nears ms/step, Python and launches bound the step), the allocator's peak during one
+step (above what was allocated before it, and absolute), the wall time of the first step (Dynamo, AOTAutograd and inductor compile forward
 and backward there; cold: inductor's caches are off unless ``--inductor-caches``, and a small
 compile first pays the process's one-time costs, so the first path is not charged for them),
 Dynamo's graph breaks and graphs, and the user-kernel launches Dynamo
@@ -399,6 +400,39 @@ def timed_steps(step, n):
     return (time.perf_counter() - start) / n * 1e3
 
 
+def host_ms(step, n=5):
+    """Median wall time for one step's host side to return, the device idle at its start: where
+    it nears the step's time, the host (Python, guards, launches) bounds the step, not the GPU."""
+    times = []
+    for _ in range(n):
+        sync()
+        start = time.perf_counter()
+        step()
+        times.append((time.perf_counter() - start) * 1e3)
+    sync()
+    return round(statistics.median(times), 3)
+
+
+def host_profile(path, step, n, out):
+    """cProfile of `n` steps: where the host's time goes (functions by own time, and by time
+    with callees). This thread's only: a GPU's backward runs on autograd's device thread."""
+    import cProfile
+    import io
+    import pstats
+
+    sync()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(n):
+        step()
+    sync()
+    profiler.disable()
+    for order in ("tottime", "cumulative"):
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats(order).print_stats(45)
+        out.write(f"===== {path}: {n} steps, by {order} =====\n{text.getvalue()}\n")
+
+
 def peak_memory(step):
     if DEVICE != "cuda":
         return {"peak_step_MiB": None, "peak_MiB": None}
@@ -674,6 +708,7 @@ def run(args):
             peaks = gather(peak)
             peak["peak_MiB_max_rank"] = max((p["peak_MiB"] for p in peaks if p["peak_MiB"] is not None), default=None)
         entry.update({"ms_per_step": round(ms, 3), "ms_per_step_rounds": [round(t, 3) for t in times[path]],
+                      "host_ms_per_step": host_ms(steps[path]),
                       "tokens_per_s": round(tokens / ms * 1e3), **peak})
     results["ratios"] = {}
     for a, b in (("ours", "builtin"), ("ours", "plain"), ("builtin", "plain"), ("ours_hf_rope", "plain"),
@@ -687,6 +722,10 @@ def run(args):
             out.write(" ".join(f"{k} {v}," for k, v in info.items()).rstrip(",") + "\n")
             for path in args.paths:
                 results["paths"][path]["profile"] = profile_path(path, steps[path], args.profile_steps, out)
+    if args.host_profile:
+        with open(args.host_profile, "w") as out:
+            for path in args.paths:
+                host_profile(path, steps[path], args.profile_steps, out)
     results["failures"] = failures
     write_json(args.json, results)
     print_summary(results, args)
@@ -704,7 +743,7 @@ def write_json(path, results):
 
 def print_summary(results, args):
     print()
-    header = (f"{'path':8s} | {'ms/step':>9s} | {'tokens/s':>10s} | {'peak step MiB':>13s} | {'peak MiB':>9s} | "
+    header = (f"{'path':12s} | {'ms/step':>9s} | {'host ms':>7s} | {'tokens/s':>10s} | {'peak step MiB':>13s} | {'peak MiB':>9s} | "
               f"{'1st step s':>10s} | {'breaks':>6s} | {'graphs':>6s} | {'nodes ours/built-in':>19s} | "
               f"{'per step':>8s} | loss vs eager")
     print(header)
@@ -715,7 +754,7 @@ def print_summary(results, args):
         per_step = sum(e["launches_per_step_in_graphs"].values())
         peak_step = "-" if e.get("peak_step_MiB") is None else f"{e['peak_step_MiB']:.0f}"
         peak = "-" if e.get("peak_MiB") is None else f"{e['peak_MiB']:.0f}"
-        print(f"{path:8s} | {e['ms_per_step']:9.2f} | {e['tokens_per_s']:10d} | {peak_step:>13s} | {peak:>9s} | "
+        print(f"{path:12s} | {e['ms_per_step']:9.2f} | {e['host_ms_per_step']:7.2f} | {e['tokens_per_s']:10d} | {peak_step:>13s} | {peak:>9s} | "
               f"{e['first_step_s']:10.1f} | {e['graph_breaks']:6d} | {e['graphs']:6d} | {launches:>19s} | {per_step:8d} | "
               f"{'ok' if e['losses_agree'] else 'DISAGREE'} ({e['max_loss_diff_vs_eager']:.1e})")
     print("ratios (median of per-round ratios): "
@@ -754,6 +793,7 @@ def parse_args(argv=None):
     parser.add_argument("--json", help="write the results here (rewritten after each path compiles)")
     parser.add_argument("--profile", help="write torch.profiler tables (top kernels by GPU time) here, per path")
     parser.add_argument("--profile-steps", type=int, default=3)
+    parser.add_argument("--host-profile", help="write cProfile tables of --profile-steps steps (host side) here, per path")
     parser.add_argument("--fsdp", action="store_true",
                         help="FSDP2 over the ranks torchrun starts (fully_shard per decoder layer, then the root)")
     parser.add_argument("--dist-timeout", type=int, default=1800,
