@@ -10,6 +10,7 @@
 #       # the fusion fuzzer on the host's CPU cores (Triton interpreter, no GPU), JOBS processes
 #       # of COUNT programs each; numpy < 2.4 from .whl_fuzz/ (triton 3.6's interpreter needs it)
 #   PROFILE=1 bash benchmarks/device_runs.sh llama_rope   # 1 GPU: plain, ours, ours with HF's RoPE, built-in
+#   bash benchmarks/device_runs.sh fusion_gpu      # 1 GPU: benchmarks/fusion.py, then the gpu fusion corpus and Liger tests
 #   bash benchmarks/device_runs.sh compile_time    # 1 GPU: the Llama + Liger first step, one path per process
 #   bash benchmarks/device_runs.sh trust_recheck   # 1 GPU: the fusion tests and GPU fuzz programs to check again
 #   SEED=9 JOBS=4 COUNT=250 bash benchmarks/device_runs.sh gpu_fuzz   # the fuzzer on one GPU, JOBS processes
@@ -59,6 +60,13 @@ llama_rope)
         --steps-per-round 5 --json "$OUT/llama_rope.json" ${PROFILE:+--profile "$OUT/llama_rope_profile.txt"} \
         --host-profile "$OUT/llama_host_profile.txt" --profile-steps 5 2>&1 \
         | grep -v "warn_once\|dynamo_pgo" | tail -30 | tee "$OUT/llama_rope.log"
+    ;;
+fusion_gpu)
+    timeout "${LIMIT:-280}" python3 benchmarks/fusion.py --rounds "${ROUNDS:-5}" --json "$OUT/fusion.json" 2>&1 \
+        | grep -v "warn_once" | tail -25 > "$OUT/fusion.log"
+    timeout 240 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_fusion_corpus.py tests/test_liger.py \
+        tests/test_migration.py 2>&1 | tail -15 > "$OUT/gpu_corpus_liger_tests.log"
+    tail -n 40 "$OUT/fusion.log" "$OUT/gpu_corpus_liger_tests.log"
     ;;
 compile_time)
     # Each path alone in a fresh process with empty inductor and triton caches (in one process
@@ -156,7 +164,7 @@ for r in records:
 PY
     ;;
 *)
-    echo "usage: $0 two_gpu_tests|tp_block|llama_fsdp|one_gpu_pair|cpu_fuzz|trust_x4|compile_time|trust_recheck|gpu_fuzz|llama_rope" >&2
+    echo "usage: $0 two_gpu_tests|tp_block|llama_fsdp|one_gpu_pair|cpu_fuzz|trust_x4|compile_time|trust_recheck|gpu_fuzz|llama_rope|fusion_gpu" >&2
     exit 2
     ;;
 esac
