@@ -21,9 +21,11 @@ Csmith / YARPGen: random valid programs, their results compared between implemen
   program) with `torch_triton_hop.config.fusion = True`, and are compared with eager bit for bit
   (integer views of the same width; NaN equals NaN whatever its payload). Only the programs that
   differ compile again with fusion off: where the unfused compile itself differs from eager, each
-  element of the fused result must equal eager's or the unfused one's (a program whose unfused
-  compile raises cannot be held to anything there: reported as inductor's error; an output no
-  fused region feeds is inductor's alone). A compile that raises where eager did not,
+  element of the fused result must equal eager's or the unfused one's, or, where a prologue
+  fused, the kernel's result on that prologue's exact value and inductor's values of the inputs
+  left unfused (a kernel reading both mixes eager's numerics with inductor's C++ ones: seed 10
+  #430); a program whose unfused compile raises cannot be held to anything there: reported as
+  inductor's error; an output no fused region feeds is inductor's alone. A compile that raises where eager did not,
   and any warning torch_triton_hop emits while compiling, are failures too; a batch that raises
   is bisected down to the programs that raise.
 - Each program's record says which arguments fused and why the others did not (from the debug
