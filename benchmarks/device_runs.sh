@@ -10,6 +10,7 @@
 #       # the fusion fuzzer on the host's CPU cores (Triton interpreter, no GPU), JOBS processes
 #       # of COUNT programs each; numpy < 2.4 from .whl_fuzz/ (triton 3.6's interpreter needs it)
 #   PROFILE=1 bash benchmarks/device_runs.sh llama_rope   # 1 GPU: plain, ours, ours with HF's RoPE, built-in
+#       # (SHAPE="--layers 8 --batch 4 --seq 2048": the second shape)
 #   bash benchmarks/device_runs.sh fusion_gpu      # 1 GPU: benchmarks/fusion.py, then the gpu fusion corpus and Liger tests
 #   bash benchmarks/device_runs.sh compile_time    # 1 GPU: the Llama + Liger first step, one path per process
 #   bash benchmarks/device_runs.sh trust_recheck   # 1 GPU: the fusion tests and GPU fuzz programs to check again
@@ -56,7 +57,7 @@ one_gpu_pair)
     tail -30 "$OUT/fusion_rows.log" "$OUT/llama_second_shape.log"
     ;;
 llama_rope)
-    timeout "${LIMIT:-330}" python3 benchmarks/llama_liger.py --paths plain,ours,ours_hf_rope,builtin --rounds "${ROUNDS:-6}" \
+    timeout "${LIMIT:-330}" python3 benchmarks/llama_liger.py --paths plain,ours,ours_hf_rope,builtin --rounds "${ROUNDS:-6}" ${SHAPE:-} \
         --steps-per-round 5 --json "$OUT/llama_rope.json" ${PROFILE:+--profile "$OUT/llama_rope_profile.txt"} \
         --host-profile "$OUT/llama_host_profile.txt" --profile-steps 5 2>&1 \
         | grep -v "warn_once\|dynamo_pgo" | tail -30 | tee "$OUT/llama_rope.log"
