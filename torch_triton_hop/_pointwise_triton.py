@@ -10,8 +10,9 @@ calls at its stores (epilogue) and loads (prologue). See _fusion.
 # pointwise op inductor lowers is fusible. Values are held in their compute dtype (fp16 /
 # bf16 / fp8 in fp32) between ops, as inductor's kernels hold them. Ours are only the
 # boundaries: the operands' loads (at each lane's element offset), the value a kernel stores
-# rounded to the dtype of the tensor it stores to first (and an opaque move, so no FMA
-# contracts across it), a prologue's result rounded to the dtype of the tensor it replaces,
+# rounded to the dtype of the tensor it stores to first, a prologue's result rounded to the
+# dtype of the tensor it replaces (each through an opaque move on a GPU, so that no FMA
+# contracts and no constant folds across the boundary: _opaque_move),
 # and the masked-off lanes of a prologue's load: `other`, or 0 where the kernel gives none
 # (what a masked load gives on a GPU and in the interpreter), never prologue(0).
 # Under triton's interpreter (CPU) the unfused program is inductor's C++ code, and the
