@@ -71,11 +71,11 @@ def test_a_planted_fusion_bug_is_caught(tmp_path, monkeypatch):
                                                  "result = result")
 
     monkeypatch.setattr(_fusion, "helper_source", planted)
-    monkeypatch.setattr(torch._inductor.config, "fx_graph_cache", False)  # compile with the plant
     # Seed 23's programs with a masked load without other= and a prologue nonzero at 0 where
     # the plant changes a result under the interpreter: 5 of the first 420 such programs.
     programs = [fusion_fuzzer.generate_program(PLANTED_SEED, i) for i in (282, 425, 621, 775, 812)]
     fusion_fuzzer.load_programs(programs, str(tmp_path), "planted_fusion_bug")
-    results = fusion_fuzzer.run_batch(programs)
+    with torch._inductor.config.patch(fx_graph_cache=False):  # compile with the plant, not from a cache
+        results = fusion_fuzzer.run_batch(programs)
     assert [r.verdict for r in results] == ["mismatch"] * len(programs), fusion_fuzzer.summarize(results)
     assert all("prologue" in r.record.fused.values() for r in results)
