@@ -25,9 +25,9 @@ Csmith / YARPGen: random valid programs, their results compared between implemen
   fused, the kernel's result on that prologue's exact value and inductor's values of the inputs
   left unfused (a kernel reading both mixes eager's numerics with inductor's C++ ones: seed 10
   #430); a program whose unfused compile raises cannot be held to anything there: reported as
-  inductor's error; an output no fused region feeds is inductor's alone. A compile that raises where eager did not,
-  and any warning torch_triton_hop emits while compiling, are failures too; a batch that raises
-  is bisected down to the programs that raise.
+  inductor's error; an output no fused region feeds is inductor's alone. A compile that raises
+  where eager did not, and any warning torch_triton_hop emits while compiling, are failures
+  too; a batch that raises is bisected down to the programs that raise.
 - Each program's record says which arguments fused and why the others did not (from the debug
   log of `torch_triton_hop._fusion`), and a failing program prints as a standalone reproducer
   (`Program.reproducer()`); `minimize(...)` shrinks one first.
