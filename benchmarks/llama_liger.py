@@ -23,8 +23,8 @@ What it reports per path: ms per step (median over rounds; each round runs
 ``--steps-per-round`` steps, the order of the paths rotates each round: ABC, BCA, CAB, ...),
 tokens/s, the host's time to issue one step with the device idle at its start ("host ms":
 where it nears ms/step, Python and launches bound the step), the allocator's peak during one
-step (above what was allocated before it, and absolute), the wall time of the first step (Dynamo, AOTAutograd and inductor compile forward
-and backward there; cold: inductor's caches are off unless ``--inductor-caches``, and a small
+step (above what was allocated before it, and absolute), the wall time of the first step
+(Dynamo, AOTAutograd and inductor compile forward and backward there; cold: inductor's caches are off unless ``--inductor-caches``, and a small
 compile first pays the process's one-time costs, so the first path is not charged for them),
 Dynamo's graph breaks and graphs, and the user-kernel launches Dynamo
 captured: our HOP's nodes and torch's ``triton_kernel_wrapper_*`` nodes (counted separately)
@@ -675,7 +675,8 @@ def run(args):
             print(f"    torch's user-kernel support warned x{n}: {reason}", flush=True)
         # Premises: each path ran what it claims to.
         got = (backend.ours, backend.builtin)
-        premise = {"plain": got == (0, 0), "ours": got[0] > 0 and got[1] == 0, "ours_hf_rope": got[0] > 0 and got[1] == 0,
+        only_ours = got[0] > 0 and got[1] == 0
+        premise = {"plain": got == (0, 0), "ours": only_ours, "ours_hf_rope": only_ours,
                    "builtin": got[0] == 0 and got[1] > 0}[path]
         if not premise:
             failures.append(f"{path}: launches in graphs (ours, built-in) = {got}")
