@@ -12,7 +12,7 @@
 #   PROFILE=1 bash benchmarks/device_runs.sh llama_rope   # 1 GPU: plain, ours, ours with HF's RoPE, built-in
 #       # (SHAPE="--layers 8 --batch 4 --seq 2048": the second shape)
 #   bash benchmarks/device_runs.sh fusion_gpu      # 1 GPU: benchmarks/fusion.py, then the gpu fusion corpus and Liger tests
-#       # (ONLY="--only NAME ..." ROUNDS=10 NO_TESTS=1: some rows, longer)
+#       # (ONLY="--only NAME ..." ROUNDS=40 ROUND_MS=200 NO_TESTS=1: some rows, longer)
 #   bash benchmarks/device_runs.sh compile_time    # 1 GPU: the Llama + Liger first step, one path per process
 #   bash benchmarks/device_runs.sh trust_recheck   # 1 GPU: the fusion tests and GPU fuzz programs to check again
 #   SEED=9 JOBS=4 COUNT=250 bash benchmarks/device_runs.sh gpu_fuzz   # the fuzzer on one GPU, JOBS processes
@@ -64,8 +64,9 @@ llama_rope)
         | grep -v "warn_once\|dynamo_pgo" | tail -30 | tee "$OUT/llama_rope.log"
     ;;
 fusion_gpu)
-    timeout "${LIMIT:-280}" python3 benchmarks/fusion.py --rounds "${ROUNDS:-5}" ${ONLY:-} --json "$OUT/fusion.json" 2>&1 \
-        | grep -v "warn_once" | tail -25 > "$OUT/fusion.log"
+    timeout "${LIMIT:-280}" python3 benchmarks/fusion.py --rounds "${ROUNDS:-5}" --round-ms "${ROUND_MS:-50}" ${ONLY:-} \
+        --json "$OUT/fusion.json" 2>&1 \
+        | grep -v "warn_once\|compiled, max abs diff" > "$OUT/fusion.log"
     [ -n "${NO_TESTS:-}" ] && { cat "$OUT/fusion.log"; exit 0; }
     timeout 240 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_fusion_corpus.py tests/test_liger.py \
         tests/test_migration.py 2>&1 | tail -15 > "$OUT/gpu_corpus_liger_tests.log"
