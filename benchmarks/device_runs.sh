@@ -11,6 +11,7 @@
 #       # of COUNT programs each; numpy < 2.4 from .whl_fuzz/ (triton 3.6's interpreter needs it)
 #   PROFILE=1 bash benchmarks/device_runs.sh llama_rope   # 1 GPU: plain, ours, ours with HF's RoPE, built-in
 #       # (SHAPE="--layers 8 --batch 4 --seq 2048": the second shape)
+#   bash benchmarks/device_runs.sh llama_memory    # 1 GPU: each path's allocations alive at its peak (SHAPE= too)
 #   bash benchmarks/device_runs.sh fusion_gpu      # 1 GPU: benchmarks/fusion.py, then the gpu fusion corpus and Liger tests
 #       # (ONLY="--only NAME ..." ROUNDS=40 ROUND_MS=200 NO_TESTS=1: some rows, longer)
 #   bash benchmarks/device_runs.sh compile_time    # 1 GPU: the Llama + Liger first step, one path per process
@@ -62,6 +63,12 @@ llama_rope)
         --steps-per-round 5 --json "$OUT/llama_rope.json" ${PROFILE:+--profile "$OUT/llama_rope_profile.txt"} \
         --host-profile "$OUT/llama_host_profile.txt" --profile-steps 5 2>&1 \
         | grep -v "warn_once\|dynamo_pgo" | tail -30 | tee "$OUT/llama_rope.log"
+    ;;
+llama_memory)
+    # Which allocations are alive at each path's peak, by the line that made them.
+    timeout "${LIMIT:-330}" python3 benchmarks/llama_liger.py --paths "${PATHS:-plain,ours_hf_rope,ours}" --rounds 2 ${SHAPE:-} \
+        --steps-per-round 2 --json "$OUT/llama_memory.json" --memory-at-peak "$OUT/llama_memory_at_peak.txt" 2>&1 \
+        | grep -v "warn_once\|dynamo_pgo" | tail -30 | tee "$OUT/llama_memory.log"
     ;;
 fusion_gpu)
     timeout "${LIMIT:-280}" python3 benchmarks/fusion.py --rounds "${ROUNDS:-5}" --round-ms "${ROUND_MS:-50}" ${ONLY:-} \

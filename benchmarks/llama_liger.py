@@ -33,7 +33,10 @@ included, each graph once ("nodes"), and the launches those graphs make in one s
 step": a graph that several layers reuse counts once per use). Each path's losses over its
 first ``--check-steps`` steps are checked against the same steps of the plain model run
 eagerly; the run fails (exit status 1) if they disagree or a path's graphs hold the wrong
-launches (ours: only our HOP; built-in: only torch's; plain: none).
+launches (ours: only our HOP; built-in: only torch's; plain: none). On a GPU,
+``--memory-at-peak FILE`` replays one step's allocator history to its peak and lists, per path,
+the blocks alive there by the line that made them (in inductor's code: shape, dtype and the
+kernel that writes the buffer), then each path against the first one.
 
 Liger's RoPE goes through its dispatcher, ``liger_kernel.backends.dispatch``, which Liger marks
 ``@torch.compiler.disable``: Dynamo breaks the graph at every RoPE call, and RoPE runs
@@ -84,6 +87,7 @@ import json
 import logging
 import os
 import platform
+import re
 import shutil
 import statistics
 import sys
@@ -445,6 +449,105 @@ def peak_memory(step):
     return {"peak_step_MiB": round((peak - base) / 2**20, 1), "peak_MiB": round(peak / 2**20, 1)}
 
 
+def live_at_peak(step, out, path):
+    """Which of one step's allocations are alive when its allocated bytes peak, and where each
+    was made: the allocator's history of the step replayed to its peak, the blocks grouped by
+    their innermost Python frame (for compiled code, the line of inductor's generated wrapper,
+    read back from its file). Written to `out`; returns {site: bytes}."""
+    import linecache
+
+    from torch.cuda import memory as cuda_memory
+
+    sync()
+    cuda_memory._record_memory_history(enabled="all", context="alloc", stacks="python", max_entries=1_000_000)
+    try:
+        step()
+        sync()
+        snapshot = cuda_memory._snapshot()
+    finally:
+        cuda_memory._record_memory_history(enabled=None)
+    trace = snapshot["device_traces"][torch.cuda.current_device()]
+    live, now, peak, at_peak = {}, 0, 0, {}
+    for event in trace:
+        if event["action"] == "alloc":
+            live[event["addr"]] = event
+            now += event["size"]
+            if now > peak:
+                peak, at_peak = now, dict(live)
+        elif event["action"] == "free_completed" and event["addr"] in live:
+            now -= live.pop(event["addr"])["size"]
+
+    def written_by(filename, line, text):
+        """In inductor's wrapper code, the first call after an allocation that takes the buffer."""
+        buffer = text.split(" = ", 1)[0].strip()
+        for later in range(line + 1, line + 60):
+            code = linecache.getline(filename, later).strip()
+            if re.search(rf"\b{buffer}\b", code) and not code.startswith(("#", "del ", f"{buffer} =")):
+                return code.split("(", 1)[0]
+        return "?"
+
+    def site(event):
+        frames = event.get("frames") or []
+        for frame in frames:
+            name = frame["filename"]
+            if "/torch/" in name and "torchinductor" not in name and "/tmp/" not in name:
+                continue  # torch's own Python: the caller says more
+            text = linecache.getline(name, frame["line"]).strip()
+            where = f"{os.path.basename(name)}:{frame['line']} {frame['name']}: {text[:110]}"
+            if "empty_strided" in text:
+                where += f"  -> {written_by(name, frame['line'], text)}"
+            elif frame is not frames[0]:  # made inside torch: say where
+                inner = frames[0]
+                where += f"  <- {os.path.basename(inner['filename'])}:{inner['line']} {inner['name']}"
+            return where
+        return "(no Python frame: autograd's engine or C++)"
+
+    by_site, counts = {}, {}
+    for event in at_peak.values():
+        key = site(event)
+        by_site[key] = by_site.get(key, 0) + event["size"]
+        counts[key] = counts.get(key, 0) + 1
+    out.write(f"===== {path}: {peak / 2**20:.1f} MiB of this step's allocations alive at its peak, "
+              f"{len(at_peak)} blocks =====\n")
+    for key, size in sorted(by_site.items(), key=lambda kv: -kv[1]):
+        out.write(f"{size / 2**20:10.1f} MiB  {counts[key]:4d} x  {key}\n")
+    out.write("\n")
+    return {key: [counts[key], round(size / 2**20, 2)] for key, size in by_site.items()}
+
+
+def what_was_allocated(site):
+    """A site named across graphs: "shape dtype by kernel" for inductor's buffers (the kernel
+    without its numeric suffix), else the site without file, line and buffer numbers."""
+    shape = re.search(r"empty_strided_cuda\(\((.*?)\), \(.*?\), torch\.(\w+)\)", site)
+    if shape:
+        writer = re.search(r"-> (\S+)", site)
+        by = re.sub(r"buf\d+", "buf", re.sub(r"_\d+(\.run)?$", "", writer.group(1))) if writer else "?"
+        return f"({shape.group(1)}) {shape.group(2)} by {by}"
+    return re.sub(r"buf\d+", "buf", re.sub(r"^\S+\.py:\d+ ", "", site))[:140]
+
+
+def compare_at_peak(live, base, out):
+    """Each path's blocks alive at its peak against `base`'s, by what_was_allocated."""
+    def tally(sites):
+        counts = {}
+        for site, (n, mib) in sites.items():
+            key = (what_was_allocated(site), round(mib / n, 1))
+            counts[key] = counts.get(key, 0) + n
+        return counts
+
+    reference = tally(live[base])
+    for path, sites in live.items():
+        if path == base:
+            continue
+        mine = tally(sites)
+        out.write(f"===== {path} minus {base}: blocks alive at the peak =====\n")
+        for key in sorted(set(mine) | set(reference), key=lambda k: (-k[1], k[0])):
+            extra = mine.get(key, 0) - reference.get(key, 0)
+            if extra:
+                out.write(f"{extra:+4d} x {key[1]:7.1f} MiB  {key[0]}\n")
+        out.write("\n")
+
+
 # --- profiling -----------------------------------------------------------------------------
 
 def kernel_category(name: str) -> str:
@@ -727,6 +830,12 @@ def run(args):
         with open(args.host_profile, "w") as out:
             for path in args.paths:
                 host_profile(path, steps[path], args.profile_steps, out)
+    if args.memory_at_peak and DEVICE == "cuda":
+        with open(args.memory_at_peak, "w") as out:
+            live = {path: live_at_peak(steps[path], out, path) for path in args.paths}
+            compare_at_peak(live, args.paths[0], out)
+        for path in args.paths:
+            results["paths"][path]["live_at_peak_blocks_MiB"] = live[path]
     results["failures"] = failures
     write_json(args.json, results)
     print_summary(results, args)
@@ -795,6 +904,8 @@ def parse_args(argv=None):
     parser.add_argument("--profile", help="write torch.profiler tables (top kernels by GPU time) here, per path")
     parser.add_argument("--profile-steps", type=int, default=3)
     parser.add_argument("--host-profile", help="write cProfile tables of --profile-steps steps (host side) here, per path")
+    parser.add_argument("--memory-at-peak", help="GPU: write, per path, one step's allocations alive at its peak, "
+                        "by the line that made them, here")
     parser.add_argument("--fsdp", action="store_true",
                         help="FSDP2 over the ranks torchrun starts (fully_shard per decoder layer, then the root)")
     parser.add_argument("--dist-timeout", type=int, default=1800,

@@ -510,8 +510,7 @@ def _share_memory_exactly(ctx: Any, kwargs: dict[str, Any], unwrapped: dict[str,
     `declared` is None for a launch seen first (the mutation HOP: storage says what aliases
     in the user's program), else the groups an earlier functionalization recorded.
     """
-    from torch.fx.experimental.symbolic_shapes import statically_known_true  # imports sympy: not at import time
-
+    statically_known_true = _compat.statically_known_true
     involved = set(accessed.reads) | set(accessed.writes)
     if declared is None:
         groups = [[n for n in g if n in involved]  # untouched arguments never block anything
