@@ -846,7 +846,7 @@ import torch_triton_hop  # noqa: E402
 from torch_triton_hop import wrap_triton  # noqa: E402
 
 nan, inf = float("nan"), float("inf")
-DEVICE = "cuda" if torch.cuda.is_available() and os.environ["TRITON_INTERPRET"] != "1" else "cpu"
+DEVICE = "cuda" if torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1" else "cpu"
 
 
 {kernel}

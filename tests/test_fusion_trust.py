@@ -58,6 +58,13 @@ def plus_one_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def square_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offsets, mask=offsets < n)
+    tl.store(out_ptr + offsets, x * x, mask=offsets < n)
+
+
+@triton.jit
 def rows_with_int64_step_kernel(x_ptr, out_ptr, n_rows, row_stride, BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
     step = row_stride.to(tl.int64)
@@ -384,3 +391,41 @@ def test_a_prologue_the_compiler_can_prove_constant_is_not_folded_through_the_ep
 
     check_exact(f, a, b, expect_fused=True)
     assert same_bits(compiled(f, a, b, fusion=True)[0], compiled(f, a, b, fusion=False)[0])
+
+
+def test_what_the_compiler_knows_of_a_stored_value_does_not_reach_the_epilogue():
+    """x * x > -0.25 holds for every x but NaN. Through a register move (inline asm) ptxas saw
+    the product and folded the fused comparison to true, NaN lanes included, where the unfused
+    program loads the product from memory and gives false (fuzzer seed 12 #933, H200). The
+    stored value now crosses the boundary ANDed with a parameter passed as -1."""
+    x = adversarial_values(4096)
+    assert x.isnan().any()
+
+    def f(x):
+        out = torch.empty_like(x)
+        wrap_triton(square_kernel)[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
+        return (out > -0.25).to(torch.float32)
+
+    check_exact(f, x, expect_fused=True)
+    fused = compiled(f, x, fusion=True)[0]
+    assert same_bits(fused, f(x))
+    assert not bool(fused[x.isnan()].any())
+
+
+@pytest.mark.skipif(ON_GPU, reason="on a GPU the tests above run the GPU code itself")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int8, torch.uint8, torch.int16, torch.int32,
+                                   torch.int64, torch.bool])
+def test_the_gpu_boundary_move_keeps_every_bit_under_the_interpreter(dtype, monkeypatch):
+    """The code fusion writes for a GPU (the boundary's AND with a parameter passed as -1),
+    planned as for a GPU and run by the interpreter: NaN, -0.0, inf and every integer keep
+    their bits, and the launch passes the parameter."""
+    from torch_triton_hop import _fusion
+
+    monkeypatch.setattr(_fusion._compat_inductor, "triton_compiles_for", lambda device: True)
+    monkeypatch.setattr(_fusion._compat, "is_interpreted_kernel", lambda kernel: False)
+    values = adversarial_values(256)
+    x = values.to(dtype) if dtype.is_floating_point else values.nan_to_num(0).clamp(-100, 100).to(dtype)
+    with torch._inductor.config.patch(fx_graph_cache=False):
+        fused, code = compiled(lambda x: copy(x) == x, x, fusion=True)
+    assert fused_launches(code) and "_ones" in code, code
+    assert same_bits(fused, x == x)

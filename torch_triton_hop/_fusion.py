@@ -103,6 +103,11 @@ class _Plan:
     helper_source: str
     inputs: dict[torch.fx.Node, Operand]  # each operand, the parameter it becomes and its offsets
     sizes: dict[str, torch.SymInt]  # parameters holding symbolic sizes the offsets divide by
+    opaque_ones: str | None  # on a GPU: the int32 parameter passed as -1 (_pointwise_triton._opaque_move)
+
+    def scalar_args(self) -> dict[str, Any]:
+        """The fused kernel's scalar arguments for this helper besides the sizes."""
+        return {self.opaque_ones: -1} if self.opaque_ones else {}
 
 
 @dataclasses.dataclass
@@ -472,6 +477,7 @@ def _check_fused_kernel(launch: _LaunchFusion, fused_key: str, candidates: dict[
         sink, inputs = candidates[arg].sink, plan.inputs
         vals.update({operand.param: node_value(node) for node, operand in inputs.items()})
         vals.update(plan.sizes)
+        vals.update(plan.scalar_args())
         if candidates[arg].kind == "epilogue":
             out = launch.vals[arg]
             vals[arg] = out.new_empty_strided(out.size(), out.stride(), dtype=node_value(sink).dtype)
@@ -529,22 +535,23 @@ def _plan(launch: _LaunchFusion, arg: str, index: int, candidate: _Candidate, re
     for i, operand in enumerate(operands):
         inputs[operand] = Operand(f"_tth_{arg}_{i}", operand_offset(fused_tensor, node_value(operand), size_param))
     helper = f"_tth_{kind}_{index}"
+    ones = f"_tth_{arg}_ones" if launch.target == "gpu" else None
     if kind == "epilogue":
         source = helper_source(helper, kind, region, inputs, launch.value[arg], sink, node_value(sink).dtype,
-                               launch.target, tuple(sizes))
+                               launch.target, tuple(sizes), ones)
         element = launch.vals[arg].dtype
     else:
         source = helper_source(helper, kind, region, inputs, None, sink, node_value(sink).dtype, launch.target,
-                               tuple(sizes))
+                               tuple(sizes), ones)
         element = node_value(sink).dtype
     wide = any(_wide(t) for t in [fused_tensor, *(node_value(o) for o in operands)])
     # Per-element accesses of the fused code (a scalar operand is one load, of no layout).
     accessed = [node_value(o).dtype for o, operand in inputs.items() if operand.offset is not None]
     accessed += [node_value(sink).dtype] if kind == "epilogue" else []
     vector_width = _vector_width(element, accessed) if reduces else None
-    argument = FusedArgument(arg, kind, helper, (*(o.param for o in inputs.values()), *sizes), wide,
-                             TRITON_DTYPES[element].removeprefix("tl."), vector_width)
-    return _Plan(argument, source, inputs, sizes)
+    params = (*(o.param for o in inputs.values()), *sizes, *([ones] if ones else []))
+    argument = FusedArgument(arg, kind, helper, params, wide, TRITON_DTYPES[element].removeprefix("tl."), vector_width)
+    return _Plan(argument, source, inputs, sizes, ones)
 
 
 def _replace(launch: _LaunchFusion, fused_key: str, candidates: dict[str, _Candidate],
@@ -561,6 +568,7 @@ def _replace(launch: _LaunchFusion, fused_key: str, candidates: dict[str, _Candi
             else:  # the argument is no longer loaded; one of the operands keeps the signature
                 kwargs[arg] = max(candidate.operands, key=lambda o: node_value(o).dim())
             kwargs.update({param: launch.sizes.node(value) for param, value in plans[arg].sizes.items()})
+            kwargs.update(plans[arg].scalar_args())
         new_node = graph.call_function(triton_kernel_wrapper_functional, (),
                                        {**node.kwargs, "kernel": fused_key, "kwargs": kwargs})
         new_node.meta.update({k: v for k, v in node.meta.items() if k not in ("val", "tensor_meta")})

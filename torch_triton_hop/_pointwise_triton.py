@@ -11,8 +11,9 @@ calls at its stores (epilogue) and loads (prologue). See _fusion.
 # bf16 / fp8 in fp32) between ops, as inductor's kernels hold them. Ours are only the
 # boundaries: the operands' loads (at each lane's element offset), the value a kernel stores
 # rounded to the dtype of the tensor it stores to first, a prologue's result rounded to the
-# dtype of the tensor it replaces (each through an opaque move on a GPU, so that no FMA
-# contracts and no constant folds across the boundary: _opaque_move),
+# dtype of the tensor it replaces (each through an opaque move on a GPU, an AND with a
+# parameter passed as -1, so that no FMA contracts, no constant folds and no fact about the
+# value's origin crosses the boundary: _opaque_move),
 # and the masked-off lanes of a prologue's load: `other`, or 0 where the kernel gives none
 # (what a masked load gives on a GPU and in the interpreter), never prologue(0).
 # Under triton's interpreter (CPU) the unfused program is inductor's C++ code, and the
@@ -238,13 +239,14 @@ def _widened(expression: str, dtype: torch.dtype, target: str, what: str) -> str
 
 def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict[torch.fx.Node, Operand],
                   value: torch.fx.Node | None, result: torch.fx.Node, result_dtype: torch.dtype, target: str,
-                  sizes: tuple[str, ...] = ()) -> str:
+                  sizes: tuple[str, ...] = (), opaque_ones: str | None = None) -> str:
     """Source of a @triton.jit helper computing the region `nodes` (graph order).
 
     kind "epilogue": ``name(value, offset, mask, *operands)``; `value` (the FX node of the
     kernel's result) is the stored value, rounded to its dtype first. kind "prologue":
     ``name(offset, mask, other, *operands)`` returns `result` rounded to `result_dtype`;
-    where the load's mask is off, `other`, or 0 where the kernel gives none.
+    where the load's mask is off, `other`, or 0 where the kernel gives none. On a GPU the last
+    parameter is `opaque_ones`, an int32 the launch passes as -1 (see _opaque_move).
     Raises NotFusible where inductor does not lower the region to pointwise code, or (under
     the interpreter) the code would not be exact.
     """
@@ -252,12 +254,14 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
         _check_no_low_precision_arithmetic(nodes)
     emitter = _Emitter(target)
     params = [operand.param for operand in inputs.values()] + list(sizes)  # sizes: symbolic ones the offsets use
+    if target == "gpu":
+        params.append(opaque_ones)
     device = result.meta["val"].device
     boundary: dict[torch.fx.Node, tuple[str, str, torch.dtype]] = {}  # node -> (lowering name, expression, dtype)
     if kind == "epilogue":
         assert value is not None
         dtype = value.meta["val"].dtype
-        stored = _rounded("value", dtype, target)
+        stored = _rounded("value", dtype, target, opaque_ones)
         if target == "interpreter":  # see [Note: bf16 and fp8 under triton's interpreter]
             stored = f"tl.broadcast_to({stored}, offset.shape)"
         boundary[value] = ("value", _widened(stored, dtype, target, "the stored value"), dtype)
@@ -284,7 +288,7 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
                 result_dtype) != result_dtype:
             raise NotFusible(f"the epilogue's result is stored as {result_dtype}, which triton's interpreter rounds by "
                              "truncation (fused on a GPU)")
-        rounded = _rounded(str(final), result_dtype, target) if kind == "prologue" else str(final)
+        rounded = _rounded(str(final), result_dtype, target, opaque_ones) if kind == "prologue" else str(final)
         body.append(f"result = {rounded}.to({TRITON_DTYPES[result_dtype]})")
     if kind == "prologue":
         # A masked load gives `other` where its mask is off, and 0 without one (on a GPU and in
@@ -355,37 +359,52 @@ def _lower_region(emitter: _Emitter, boundary: dict[torch.fx.Node, tuple[str, st
         return _compat_inductor.evaluate_lowered(boxes[result], emitter, emitter.variables)
 
 
-# A value handed across the kernel / helper boundary goes through an opaque register move on a
-# GPU, which the compiler can neither contract nor fold across:
+# A value handed across the kernel / helper boundary goes through an opaque move on a GPU (its
+# bits ANDed with a parameter the launch passes as -1), which no compiler can contract, fold or
+# reason across:
 # - in fp32 / fp64, it could otherwise contract the kernel's last multiply with the epilogue's
 #   first add (or the prologue's multiply with the kernel's add) into one FMA, skipping the
 #   rounding the unfused program does when it stores the value;
 # - in any dtype, a value it can prove constant (a prologue of comparisons that is always
 #   false: fuzzer seed 9 #976) would be folded at compile time, and LLVM folds a contractable
 #   multiply and add with two roundings where the code run on the GPU makes one FMA: exp(erf(1))
-#   came out 1 ulp from the unfused kernel, which loads the value from memory.
+#   came out 1 ulp from the unfused kernel, which loads the value from memory;
+# - a fact about how the value was computed: ptxas folded `a * a > -0.25` to true, NaN lanes
+#   included (fuzzer seed 12 #933). A register move in inline asm stops LLVM but not ptxas,
+#   which compiled the comparison to a constant store without loading `a`; with the AND it
+#   loads, multiplies, masks and compares (SASS for sm_90 from triton 3.9's ptxas).
 # Values narrower than 32 bits move as their bits widened to 32; the interpreter never
 # contracts or folds.
-def _opaque_move(value: str, dtype: torch.dtype) -> str:
-    """`value`, a Triton value of `dtype`, through a register move the compiler cannot see through."""
-    def move(moved: str, kind: str, width: int) -> str:
-        asm, constraints = ('"mov.b32 $0, $1;"', '"=r,r"') if width == 32 else ('"mov.b64 $0, $1;"', '"=l,l"')
-        return f"tl.inline_asm_elementwise({asm}, {constraints}, [{moved}], dtype={kind}, is_pure=True, pack=1)"
+def _opaque_move(value: str, dtype: torch.dtype, ones: str) -> str:
+    """`value`, a Triton value of `dtype`, with its bits ANDed with `ones`: an int32 kernel
+    parameter the launch passes as -1 (all bits set; no compiler or launcher specializes it,
+    where 0 and 1 get hints), so no compiler (LLVM, nor ptxas, which sees through register moves
+    and inline asm) can tell the result from how `value` was computed.
 
-    width = dtype.itemsize * 8
-    if width >= 32:  # fp32, int32, fp64, int64: 32- and 64-bit registers hold them as they are
-        return move(value, TRITON_DTYPES[dtype], width)
+    GPU fuzzer seed 12 #933 (H200, triton 3.6): an epilogue ``(v > -0.25)`` on a kernel's
+    ``v = a * a`` came out true for a NaN ``a`` through an inline-asm move (ptxas folded
+    ``a * a > -0.25``), where the unfused program, which loads v from memory, gives false.
+    """
     if dtype == torch.bool:
-        return f"({move(f'{value}.to(tl.int32)', 'tl.int32', 32)} != 0)"
-    same_width = {8: "tl.int8", 16: "tl.int16"}[width]
-    widened = move(f"{value}.to({same_width}, bitcast=True).to(tl.int32)", "tl.int32", 32)
-    return f"{widened}.to({same_width}).to({TRITON_DTYPES[dtype]}, bitcast=True)"
+        return f"(({value}.to(tl.int32) & {ones}) != 0)"
+    width = dtype.itemsize * 8
+    bits = {8: "tl.int8", 16: "tl.int16", 32: "tl.int32", 64: "tl.int64"}[width]
+    as_bits = f"{value}.to({bits}, bitcast=True)"
+    if width < 32:  # masked as the int32 it widens to, then narrowed back to its own bits
+        moved = f"(({as_bits}.to(tl.int32) & {ones}).to({bits}))"
+    else:  # -1 sign-extends to 64 bits set
+        moved = f"({as_bits} & {ones}.to({bits}))"
+    return f"{moved}.to({TRITON_DTYPES[dtype]}, bitcast=True)"
 
 
-def _rounded(value: str, dtype: torch.dtype, target: str) -> str:
-    """`value` rounded to `dtype`; on a GPU, through _opaque_move."""
+def _rounded(value: str, dtype: torch.dtype, target: str, ones: str | None) -> str:
+    """`value` rounded to `dtype`; on a GPU, through _opaque_move with the parameter `ones`."""
     converted = f"{value}.to({TRITON_DTYPES[dtype]})"
-    return _opaque_move(converted, dtype) if target == "gpu" else converted
+    if target != "gpu":
+        return converted
+    if ones is None:
+        raise ValueError("GPU helpers need the name of their all-ones parameter")
+    return _opaque_move(converted, dtype, ones)
 
 
 def operand_offset(fused: torch.Tensor, operand: torch.Tensor,
