@@ -429,3 +429,58 @@ def test_the_gpu_boundary_move_keeps_every_bit_under_the_interpreter(dtype, monk
         fused, code = compiled(lambda x: copy(x) == x, x, fusion=True)
     assert fused_launches(code) and "_ones" in code, code
     assert same_bits(fused, x == x)
+
+
+def test_ptxas_cannot_see_through_the_boundary(monkeypatch):
+    """The premise of the boundary move, checked in the SASS that triton's own ptxas writes for
+    sm_90 (no GPU needed): with `square_kernel`'s product crossing into `(v > -0.25)`, the fused
+    kernel still loads x and compares, where through an inline-asm register move ptxas folded the
+    comparison to a constant store and dropped the load (fuzzer seed 12 #933)."""
+    import importlib
+    import inspect
+    import os
+    import subprocess
+    import tempfile
+
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    from torch_triton_hop import _fusion, _side_table
+
+    nvdisasm = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "nvdisasm")
+    if not os.path.exists(nvdisasm):
+        pytest.skip(f"this triton has no {nvdisasm}")
+    monkeypatch.setattr(_fusion._compat_inductor, "triton_compiles_for", lambda device: True)
+    monkeypatch.setattr(_fusion._compat, "is_interpreted_kernel", lambda kernel: False)
+
+    def f(x):
+        out = torch.empty_like(x)
+        wrap_triton(square_kernel)[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
+        return (out > -0.25).to(torch.float32)
+
+    before = set(_side_table._derived_kernels)
+    x = torch.randn(4096, device=DEVICE)
+    with torch._inductor.config.patch(fx_graph_cache=False):
+        fused, code = compiled(f, x, fusion=True)
+    assert fused_launches(code), code
+    [key] = [k for k in set(_side_table._derived_kernels) - before if "square_kernel" in k]
+    interpreted = _side_table._derived_kernels[key]
+    with tempfile.TemporaryDirectory() as tmp:
+        # The fused kernel and its helpers, defined again as compiled (not interpreted) kernels.
+        helpers = [v for k, v in interpreted.fn.__globals__.items() if k.startswith("_tth_")]
+        module = "import triton\nimport triton.language as tl\nfrom triton.language.extra import libdevice\n\n"
+        module += "".join(f"@triton.jit\n{inspect.getsource(h.fn)}\n" for h in [*helpers, interpreted])
+        with open(os.path.join(tmp, "fused_again.py"), "w") as file:
+            file.write(module)
+        monkeypatch.setenv("TRITON_INTERPRET", "0")
+        monkeypatch.syspath_prepend(tmp)
+        kernel = getattr(importlib.import_module("fused_again"), interpreted.fn.__name__)
+        signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+        signature.update({name: "i32" for name in kernel.arg_names if name not in signature})  # the boundary's
+        compiled_kernel = triton.compile(ASTSource(fn=kernel, signature=signature, constexprs={"BLOCK": 1024}),
+                                         target=GPUTarget("cuda", 90, 32))
+        cubin = os.path.join(tmp, "fused.cubin")
+        with open(cubin, "wb") as file:
+            file.write(compiled_kernel.asm["cubin"])
+        sass = subprocess.run([nvdisasm, "-c", cubin], capture_output=True, text=True, check=True).stdout
+    assert "LDG" in sass and "FMUL" in sass and "FSET" in sass, sass  # FSET or FSETP: a float compare
