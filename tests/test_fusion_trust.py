@@ -393,6 +393,21 @@ def test_a_prologue_the_compiler_can_prove_constant_is_not_folded_through_the_ep
     assert same_bits(compiled(f, a, b, fusion=True)[0], compiled(f, a, b, fusion=False)[0])
 
 
+def square_then_compare(x):
+    out = torch.empty_like(x)
+    wrap_triton(square_kernel)[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
+    return (out > -0.25).to(torch.float32)
+
+
+@pytest.fixture
+def plan_for_a_gpu(monkeypatch):
+    """Fusion plans and writes its code as for a GPU (here the interpreter then runs it)."""
+    from torch_triton_hop import _fusion
+
+    monkeypatch.setattr(_fusion._compat_inductor, "triton_compiles_for", lambda device: True)
+    monkeypatch.setattr(_fusion._compat, "is_interpreted_kernel", lambda kernel: False)
+
+
 def test_what_the_compiler_knows_of_a_stored_value_does_not_reach_the_epilogue():
     """x * x > -0.25 holds for every x but NaN. Through a register move (inline asm) ptxas saw
     the product and folded the fused comparison to true, NaN lanes included, where the unfused
@@ -400,29 +415,19 @@ def test_what_the_compiler_knows_of_a_stored_value_does_not_reach_the_epilogue()
     stored value now crosses the boundary ANDed with a parameter passed as -1."""
     x = adversarial_values(4096)
     assert x.isnan().any()
-
-    def f(x):
-        out = torch.empty_like(x)
-        wrap_triton(square_kernel)[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
-        return (out > -0.25).to(torch.float32)
-
-    check_exact(f, x, expect_fused=True)
-    fused = compiled(f, x, fusion=True)[0]
-    assert same_bits(fused, f(x))
+    check_exact(square_then_compare, x, expect_fused=True)
+    fused = compiled(square_then_compare, x, fusion=True)[0]
+    assert same_bits(fused, square_then_compare(x))
     assert not bool(fused[x.isnan()].any())
 
 
 @pytest.mark.skipif(ON_GPU, reason="on a GPU the tests above run the GPU code itself")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int8, torch.uint8, torch.int16, torch.int32,
                                    torch.int64, torch.bool])
-def test_the_gpu_boundary_move_keeps_every_bit_under_the_interpreter(dtype, monkeypatch):
+def test_the_gpu_boundary_move_keeps_every_bit_under_the_interpreter(dtype, plan_for_a_gpu):
     """The code fusion writes for a GPU (the boundary's AND with a parameter passed as -1),
     planned as for a GPU and run by the interpreter: NaN, -0.0, inf and every integer keep
     their bits, and the launch passes the parameter."""
-    from torch_triton_hop import _fusion
-
-    monkeypatch.setattr(_fusion._compat_inductor, "triton_compiles_for", lambda device: True)
-    monkeypatch.setattr(_fusion._compat, "is_interpreted_kernel", lambda kernel: False)
     values = adversarial_values(256)
     x = values.to(dtype) if dtype.is_floating_point else values.nan_to_num(0).clamp(-100, 100).to(dtype)
     with torch._inductor.config.patch(fx_graph_cache=False):
@@ -431,7 +436,7 @@ def test_the_gpu_boundary_move_keeps_every_bit_under_the_interpreter(dtype, monk
     assert same_bits(fused, x == x)
 
 
-def test_ptxas_cannot_see_through_the_boundary(monkeypatch):
+def test_ptxas_cannot_see_through_the_boundary(plan_for_a_gpu, monkeypatch):
     """The premise of the boundary move, checked in the SASS that triton's own ptxas writes for
     sm_90 (no GPU needed): with `square_kernel`'s product crossing into `(v > -0.25)`, the fused
     kernel still loads x and compares, where through an inline-asm register move ptxas folded the
@@ -445,23 +450,15 @@ def test_ptxas_cannot_see_through_the_boundary(monkeypatch):
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from torch_triton_hop import _fusion, _side_table
+    from torch_triton_hop import _side_table
 
     nvdisasm = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "nvdisasm")
     if not os.path.exists(nvdisasm):
         pytest.skip(f"this triton has no {nvdisasm}")
-    monkeypatch.setattr(_fusion._compat_inductor, "triton_compiles_for", lambda device: True)
-    monkeypatch.setattr(_fusion._compat, "is_interpreted_kernel", lambda kernel: False)
-
-    def f(x):
-        out = torch.empty_like(x)
-        wrap_triton(square_kernel)[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
-        return (out > -0.25).to(torch.float32)
-
     before = set(_side_table._derived_kernels)
     x = torch.randn(4096, device=DEVICE)
     with torch._inductor.config.patch(fx_graph_cache=False):
-        fused, code = compiled(f, x, fusion=True)
+        fused, code = compiled(square_then_compare, x, fusion=True)
     assert fused_launches(code), code
     [key] = [k for k in set(_side_table._derived_kernels) - before if "square_kernel" in k]
     interpreted = _side_table._derived_kernels[key]
