@@ -455,13 +455,14 @@ def test_ptxas_cannot_see_through_the_boundary(plan_for_a_gpu, monkeypatch):
     nvdisasm = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "nvdisasm")
     if not os.path.exists(nvdisasm):
         pytest.skip(f"this triton has no {nvdisasm}")
-    before = set(_side_table._derived_kernels)
     x = torch.randn(4096, device=DEVICE)
     with torch._inductor.config.patch(fx_graph_cache=False):
         fused, code = compiled(square_then_compare, x, fusion=True)
     assert fused_launches(code), code
-    [key] = [k for k in set(_side_table._derived_kernels) - before if "square_kernel" in k]
-    interpreted = _side_table._derived_kernels[key]
+    # The fused kernel this compile launched; an earlier test may have made the same one first.
+    [interpreted, *_] = [kernel for key, kernel in reversed(_side_table._derived_kernels.items())
+                         if "square_kernel" in key and any(name.endswith("_ones") for name in
+                                                           inspect.signature(kernel.fn).parameters)]
     with tempfile.TemporaryDirectory() as tmp:
         # The fused kernel and its helpers, defined again as compiled (not interpreted) kernels.
         helpers = [v for k, v in interpreted.fn.__globals__.items() if k.startswith("_tth_")]
@@ -481,3 +482,63 @@ def test_ptxas_cannot_see_through_the_boundary(plan_for_a_gpu, monkeypatch):
             file.write(compiled_kernel.asm["cubin"])
         sass = subprocess.run([nvdisasm, "-c", cubin], capture_output=True, text=True, check=True).stdout
     assert "LDG" in sass and "FMUL" in sass and "FSET" in sass, sass  # FSET or FSETP: a float compare
+
+
+# See [Note: A fused kernel reduces in the kernel's layouts].
+@triton.jit
+def block_sum_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + tl.program_id(0), tl.sum(tl.load(x_ptr + offsets), axis=0))
+
+
+def sum_blocks_of_a_shifted_view(x):
+    """The kernel loads an aligned buffer 4 floats at a time; the prologue's source starts one
+    float past 16-byte alignment, so the fused loads could take one float at a time and the
+    sums would add in another order."""
+    shifted = x[1:] * 3.0
+    out = torch.empty(shifted.numel() // 1024, device=x.device)
+    wrap_triton(block_sum_kernel)[(out.numel(),)](shifted, out, BLOCK=1024)
+    return out
+
+
+LAYOUT_REFUSED = "triton lays out the fused kernel's reductions differently"
+
+
+def test_a_prologue_that_would_change_how_a_kernel_sums_is_not_fused_on_a_gpu(caplog):
+    x = adversarial_values(1 + 8 * 1024)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        check_exact(sum_blocks_of_a_shifted_view, x, expect_fused=not ON_GPU)  # the interpreter has no layouts
+    assert (LAYOUT_REFUSED in caplog.text) == ON_GPU, caplog.text
+
+
+def test_the_layouts_of_the_fused_kernel_are_compared_when_planning_for_a_gpu(plan_for_a_gpu, caplog):
+    """Without a GPU: the plan for one compiles both kernels to TTGIR (sm_90) and compares."""
+    x = torch.randn(1 + 8 * 1024, device=DEVICE)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        _, code = compiled(sum_blocks_of_a_shifted_view, x, fusion=True)
+    assert not fused_launches(code), code
+    assert "sizePerThread = [4]" in caplog.text and "sizePerThread = [1]" in caplog.text, caplog.text
+    assert LAYOUT_REFUSED in caplog.text, caplog.text
+
+    def aligned(x):  # the same sums of an aligned source: the layouts agree, and it fuses
+        y = x[:8 * 1024] * 3.0
+        out = torch.empty(8, device=x.device)
+        wrap_triton(block_sum_kernel)[(8,)](y, out, BLOCK=1024)
+        return out
+
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        _, code = compiled(aligned, x, fusion=True)
+    assert fused_launches(code), caplog.text
+
+
+@pytest.mark.parametrize("program", [933, 180])
+def test_fuzzer_programs_found_on_a_gpu(program, tmp_path):
+    """Seed 12 #933 (a compare folded through the boundary move) and #180 (on triton 3.6 the
+    capped offsets of an fp16 prologue laid a row sum out column-major: 1 ulp off)."""
+    import fusion_fuzzer
+
+    [result] = fusion_fuzzer.check_range(12, program, 1, str(tmp_path))
+    assert not result.failed, result.report()
+    # The premise, on a GPU: something fused (under the interpreter these ops stay unfused).
+    assert result.record.fused or not ON_GPU, result.report()

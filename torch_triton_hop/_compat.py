@@ -662,6 +662,41 @@ def generate_ttir_text(kernel: Any, args: dict[str, Any]) -> tuple[str, set[int]
     return str(module), folded
 
 
+def pointer_stand_in(dtype: torch.dtype, address: int) -> Any:
+    """What triton specialises a tensor argument on, without memory: its dtype and an address
+    whose alignment stands for the tensor's (see _compat_ttir.PointerStandIn)."""
+    from ._compat_ttir import PointerStandIn
+
+    return PointerStandIn(dtype, address)
+
+
+def _layout_target() -> Any:
+    # triton 3.6-3.9: driver.active.get_current_target() gives the GPU's GPUTarget (it starts
+    # the driver); without a GPU, the TTIR analysis's default target (sm_90).
+    if torch.cuda.is_available():
+        return triton.runtime.driver.active.get_current_target()
+    return None
+
+
+def generate_ttgir_text(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> str:
+    """TTGIR of a base kernel for `args` (tensors as pointer_stand_in, every parameter given)
+    and launch options (num_warps, ...), for this machine's GPU, or sm_90 without one."""
+    from ._compat_ttir import generate_ttgir_text as ttgir
+
+    params = {p.name for p in kernel_params(kernel)}
+    return ttgir(kernel, {name: value for name, value in args.items() if name in params}, target=_layout_target(),
+                 options=options)
+
+
+def maybe_static_int(value: Any) -> Any:
+    """A SymInt's int where its value is fixed, else the SymInt (torch 2.11-2.13:
+    SymNode.maybe_as_int)."""
+    if isinstance(value, torch.SymInt):
+        static = value.node.maybe_as_int()
+        return value if static is None else static
+    return value
+
+
 def is_host_tensor_descriptor(value: Any) -> bool:
     # triton >= 3.4: triton.tools.tensor_descriptor.TensorDescriptor (host-side TMA).
     return type(value).__name__ == "TensorDescriptor" and type(value).__module__.startswith("triton.tools")

@@ -18,7 +18,7 @@ import triton
 import triton.runtime.jit as _jit_mod
 from triton.runtime.jit import JITFunction
 
-__all__ = ["generate_ttir_module", "compute_specialization", "as_jit_function"]
+__all__ = ["generate_ttir_module", "generate_ttgir_text", "compute_specialization", "as_jit_function", "PointerStandIn"]
 
 
 # ---------------------------------------------------------------------------
@@ -214,23 +214,27 @@ def as_jit_function(fn) -> JITFunction:
 # Argument normalisation
 # ---------------------------------------------------------------------------
 
-class _PtrStandIn:
-    """Pointer stand-in: only .dtype matters; data_ptr()==0 => 16-byte aligned ('D').
+class PointerStandIn:
+    """Pointer stand-in: its dtype, and an address whose alignment is what triton specialises
+    on (0, the default: 16-byte aligned, 'D').
 
     Same duck type as triton.runtime.jit.MockTensor (3.6-3.9). native_specialize_impl
     recognises it through its ``data_ptr`` + ``dtype`` attributes.
     """
 
-    def __init__(self, dtype):
+    def __init__(self, dtype, address: int = 0):
         self.dtype = dtype
+        self.address = address
 
-    @staticmethod
-    def data_ptr():
-        return 0
+    def data_ptr(self):
+        return self.address
 
     @staticmethod
     def ptr_range():
         return 0
+
+
+_PtrStandIn = PointerStandIn
 
 
 def _normalize_arg(v, assume_aligned: bool):
@@ -459,3 +463,25 @@ def generate_ttir_module(fn, args: dict, *, target=None, options: Optional[dict]
     info = dict(signature=signature, constexprs=constexprs, attrs=attrs, options=opts, target=target,
                 jit_fn=jf, context=context)
     return module, info
+
+
+def generate_ttgir_text(fn, args: dict, *, target=None, options: Optional[dict] = None) -> str:
+    """The TTGIR of `fn` specialised for `args` (tensors as PointerStandIn to choose their
+    alignment): the module after triton's layout passes (coalescing, layout propagation), as
+    triton.compile would write it for `target`, without a driver.
+
+    3.6-3.9: backend.add_stages(stages, options, language) fills "ttir" and "ttgir" stages
+    called as stage(module, metadata); triton.compile's metadata starts as
+    {"hash", "target", **options.__dict__}.
+    """
+    from triton.backends.compiler import Language
+
+    module, info = generate_ttir_module(fn, args, target=target, options=options)
+    target = info["target"]
+    backend = _make_backend(target)
+    parsed = info["options"]  # parsed by compute_specialization (backend.parse_options)
+    stages: dict = {}
+    backend.add_stages(stages, parsed, Language.TRITON)
+    metadata = {"hash": "layouts", "target": target, **parsed.__dict__}
+    ttir = stages["ttir"](module, metadata)
+    return str(stages["ttgir"](ttir, metadata))

@@ -57,8 +57,9 @@ from ._fused_kernels import FusionRecipe, build_fused_kernel, kernel_python_sour
 from ._fx_values import node_value
 from ._fusion_source import FusedArgument, NotFusible, rewrite_kernel_source
 from ._graph_sizes import SymbolicSizes
-from ._hops import parse_shared_memory, tensors_accessed, triton_kernel_wrapper_functional, \
+from ._hops import kernel_arguments, parse_shared_memory, tensors_accessed, triton_kernel_wrapper_functional, \
     triton_kernel_wrapper_mutation
+from ._layouts import layout_difference
 from ._pointwise_triton import TRITON_DTYPES, Operand, helper_source, is_pointwise, is_row_major, operand_offset
 from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_key_name, kernel_side_table
 
@@ -83,6 +84,10 @@ _INT32_LIMIT = 2**31
 
 class _Refused(Exception):
     """One argument is not fused; the message says why."""
+
+
+class _LayoutChanged(_Refused):
+    """The fused kernel would reduce in other layouts than the kernel (see _layouts)."""
 
 
 @dataclasses.dataclass
@@ -456,16 +461,44 @@ def _plan_launch(graph: torch.fx.Graph, node: torch.fx.Node) -> _LaunchPlan | No
         log.debug("launch %s (kernel %s): nothing fused (%s)", node.name, name, refusals)
         return None
     candidates = {arg: candidates[arg] for arg in plans}
-    recipe = FusionRecipe(key, tuple(p.argument for p in plans.values()),
-                          tuple((p.argument.helper, p.helper_source) for p in plans.values()),
-                          tuple(param for p in plans.values() for param in p.argument.operands))
     try:
-        fused = build_fused_kernel(recipe)
-        _check_fused_kernel(launch, fused.key, candidates, plans, accessed)
+        fused = _checked_fused_kernel(launch, candidates, plans, accessed)
+    except _LayoutChanged as e:
+        # Some arguments may keep the layouts: each alone, then those together.
+        kept = {}
+        for arg in plans:
+            try:
+                _checked_fused_kernel(launch, {arg: candidates[arg]}, {arg: plans[arg]}, accessed)
+                kept[arg] = plans[arg]
+            except (NotFusible, _Refused) as alone:
+                refusals[arg] = str(alone)
+        if len(kept) > 1:
+            try:
+                fused = _checked_fused_kernel(launch, {a: candidates[a] for a in kept}, kept, accessed)
+            except (NotFusible, _Refused):
+                refusals.update({arg: str(e) for arg in list(kept)[1:]})
+                kept = dict(list(kept.items())[:1])
+        if not kept:
+            log.debug("launch %s (kernel %s): nothing fused: %s", node.name, name, e)
+            return None
+        if len(kept) == 1:
+            fused = _checked_fused_kernel(launch, {a: candidates[a] for a in kept}, kept, accessed)
+        candidates, plans = {a: candidates[a] for a in kept}, kept
     except (NotFusible, _Refused) as e:
         log.debug("launch %s (kernel %s): nothing fused: %s", node.name, name, e)
         return None
     return _LaunchPlan(launch, fused, candidates, plans, refusals)
+
+
+def _checked_fused_kernel(launch: _LaunchFusion, candidates: dict[str, _Candidate], plans: dict[str, _Plan],
+                          accessed: Any) -> Any:
+    """The fused kernel of `plans`, built and checked (_check_fused_kernel)."""
+    recipe = FusionRecipe(launch.node.kwargs["kernel"], tuple(p.argument for p in plans.values()),
+                          tuple((p.argument.helper, p.helper_source) for p in plans.values()),
+                          tuple(param for p in plans.values() for param in p.argument.operands))
+    fused = build_fused_kernel(recipe)
+    _check_fused_kernel(launch, fused.key, candidates, plans, accessed)
+    return fused
 
 
 def _check_fused_kernel(launch: _LaunchFusion, fused_key: str, candidates: dict[str, _Candidate],
@@ -489,6 +522,18 @@ def _check_fused_kernel(launch: _LaunchFusion, fused_key: str, candidates: dict[
         raise _Refused(f"the fused kernel could not be analysed ({fused.fallback_reason})")
     if set(fused.writes) != set(accessed.writes):
         raise _Refused(f"the fused kernel writes {sorted(fused.writes)} where the kernel writes {sorted(accessed.writes)}")
+    if launch.target == "gpu" and accessed.reduces:
+        constants, configs = node.kwargs["constant_args"], json.loads(node.kwargs["configs"])
+        launches = [({**c["kwargs"]}, {k: v for k, v in c.items() if k not in ("kwargs", "block_shapes")})
+                    for c in configs] or [({}, {k: v for k, v in launch.vals.items()
+                                                if k in _compat.launch_option_names()})]
+        difference = layout_difference(
+            base_kernel(kernel_side_table.get_kernel(node.kwargs["kernel"])),
+            base_kernel(kernel_side_table.get_kernel(fused_key)),
+            kernel_arguments(launch.vals, constants, validate=False), kernel_arguments(vals, constants, validate=False),
+            launches)
+        if difference:
+            raise _LayoutChanged(f"{difference}, so it could sum in another order than the unfused program")
 
 
 def _check_prologue_in_loop(calls_dot: bool, replaced: torch.Tensor, inputs: dict[torch.fx.Node, Operand]) -> None:

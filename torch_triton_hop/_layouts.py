@@ -1,0 +1,172 @@
+"""Whether a fused kernel reduces in its kernel's layouts: the layouts triton gives each
+reduction and scan, read from the TTGIR of both kernels (no driver needed).
+
+# [Note: A fused kernel reduces in the kernel's layouts]
+# TL;DR: on a GPU, a launch of a kernel that reduces or scans is fused only where triton
+# gives every reduction and scan of the fused kernel the layout it gives the kernel's own,
+# under each specialisation the launch can take; otherwise it is left unfused.
+# Context: a reduction adds in the order its operand's layout gives (which elements each
+# thread holds, then a butterfly across lanes and warps). Triton picks layouts from the
+# memory accesses around the values: its axis analysis of each pointer (contiguity,
+# alignment) and the element width. The fused kernel's accesses are not the kernel's (other
+# dtypes, new operands, the capped offsets of [Note: Keeping the kernel's vector width]),
+# and the analysis differs between triton versions: on triton 3.6 the cap
+# `off // 4 * 4 + off % 4` of an offset with no known alignment loses its contiguity, the
+# load is laid out column-major, and fuzzer seed 12 #180's row sums came out 1 ulp off the
+# unfused program's (triton 3.9 keeps the row-major layout). Rules about accesses cannot
+# follow every version's analysis; the layouts it assigns can be compared.
+# Specialisations: triton compiles a kernel per (int == 1, int % 16 == 0, pointer 16-byte
+# aligned) of its arguments, and layouts depend on them. A static int is its value; a
+# pointer is aligned as its storage offset makes it (inductor allocates aligned buffers and
+# copies a graph input that arrives misaligned where it compiled for an aligned one); a
+# symbolic int or offset is tried both ways, the same way in both kernels where it is the
+# same expression. More than MAX_UNKNOWN of them: refused, as too many compilations.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any, Iterator
+
+import torch
+
+from . import _compat
+
+__all__ = ["MAX_UNKNOWN", "reduction_layouts", "specialisations", "layout_difference"]
+
+MAX_UNKNOWN = 3
+
+_ALIAS = re.compile(r"^(#[A-Za-z_][\w.]*)\s*=\s*(#.*)$")
+_ALIAS_USE = re.compile(r"#[A-Za-z_][\w.]*")
+_REDUCING_OP = re.compile(r'"?\b(tt\.reduce|tt\.scan)"?\(')
+_ATTRIBUTES = re.compile(r"<\{(.*?)\}>")
+
+
+def reduction_layouts(ttgir: str) -> list[str]:
+    """Each tt.reduce / tt.scan of a TTGIR module, in order: its name, attributes (axis,
+    reverse) and operand and result types with their layouts spelled out."""
+    lines = ttgir.splitlines()
+    aliases = {}
+    for line in lines:
+        match = _ALIAS.match(line.strip())
+        if match and not match.group(1).startswith("#loc"):
+            aliases[match.group(1)] = match.group(2)
+
+    def spelled(text: str) -> str:
+        for _ in range(4):  # an alias may name another (a slice of #blocked)
+            text = _ALIAS_USE.sub(lambda m: aliases.get(m.group(0), m.group(0)), text)
+        return text
+
+    found = []
+    for i, line in enumerate(lines):
+        op = _REDUCING_OP.search(line)
+        if op is None:
+            continue
+        attributes = _ATTRIBUTES.search(line)
+        indent = len(line) - len(line.lstrip())
+        types = next((l.strip() for l in lines[i + 1:]
+                      if l.strip().startswith("})") and len(l) - len(l.lstrip()) == indent), "")
+        types = types[types.find(":") + 1:]
+        types = types[:types.rfind(" loc(")] if " loc(" in types else types
+        found.append(f"{op.group(1)} {attributes.group(1) if attributes else ''} {spelled(types.strip())}")
+    return found
+
+
+def _unknowns(value: Any) -> list[tuple[str, tuple[Any, ...]]]:
+    """The specialisation choices a launch argument leaves open: (key, the choices)."""
+    if isinstance(value, torch.SymInt) and not isinstance(_compat.maybe_static_int(value), int):
+        return [(f"int {value}", (2, 16))]  # not 1, not a multiple of 16 / a multiple of 16
+    if isinstance(value, torch.Tensor):
+        offset = _compat.maybe_static_int(value.storage_offset())
+        if not isinstance(offset, int):
+            return [(f"offset {value.storage_offset()} x {value.element_size()}", (0, value.element_size()))]
+    return []
+
+
+def _concrete(value: Any, choice: dict[str, Any]) -> Any:
+    if isinstance(value, torch.SymInt):
+        static = _compat.maybe_static_int(value)
+        return static if isinstance(static, int) else choice[f"int {value}"]
+    if isinstance(value, (torch.SymFloat, torch.SymBool)):
+        return 2.0 if isinstance(value, torch.SymFloat) else True
+    if isinstance(value, torch.Tensor):
+        offset = _compat.maybe_static_int(value.storage_offset())
+        address = (offset * value.element_size() if isinstance(offset, int)
+                   else choice[f"offset {value.storage_offset()} x {value.element_size()}"])
+        return _compat.pointer_stand_in(value.dtype, address % 16)
+    return value
+
+
+def specialisations(*arguments: dict[str, Any]) -> Iterator[tuple[dict[str, Any], ...]]:
+    """Concrete arguments for each kernel's launch (tensors as pointer stand-ins), one tuple
+    per specialisation the launches can take; raises ValueError past MAX_UNKNOWN choices."""
+    unknowns = dict(u for args in arguments for value in args.values() for u in _unknowns(value))
+    if len(unknowns) > MAX_UNKNOWN:
+        raise ValueError(f"{len(unknowns)} symbolic sizes or offsets ({', '.join(unknowns)}) would need "
+                         f"{2 ** len(unknowns)} compilations to compare layouts under each specialisation")
+    for picked in itertools.product(*unknowns.values()):
+        choice = dict(zip(unknowns, picked))
+        yield tuple({name: _concrete(value, choice) for name, value in args.items()} for args in arguments)
+
+
+class _Keyed:
+    """A value hashed by a key (pointer stand-ins, unhashable constexprs)."""
+
+    def __init__(self, value: Any, key: Any) -> None:
+        self.value, self.key = value, key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Keyed) and self.key == other.key
+
+
+def _layouts(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> tuple[str, ...]:
+    frozen = tuple((name, _Keyed(value, _value_key(value)), None) for name, value in sorted(args.items()))
+    unwrapped = tuple((name, keyed.value, None) for name, keyed, _ in frozen)
+    return _layouts_by_key(kernel, frozen, tuple(sorted(options.items())), unwrapped)
+
+
+def _value_key(value: Any) -> Any:
+    if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
+        return ("pointer", str(value.dtype), value.data_ptr() % 16)
+    try:
+        hash(value)
+        return ("value", type(value).__name__, value)
+    except TypeError:
+        return ("repr", repr(value))
+
+
+_BY_KEY: dict[tuple, tuple[str, ...]] = {}
+
+
+def _layouts_by_key(kernel: Any, frozen: tuple, options: tuple, unwrapped: tuple) -> tuple[str, ...]:
+    key = (id(kernel), frozen, options)
+    if key not in _BY_KEY:
+        if len(_BY_KEY) > 1024:
+            _BY_KEY.clear()
+        args = {name: value for name, value, _ in unwrapped}
+        _BY_KEY[key] = tuple(reduction_layouts(_compat.generate_ttgir_text(kernel, args, dict(options))))
+    return _BY_KEY[key]
+
+
+def layout_difference(kernel: Any, fused: Any, kernel_args: dict[str, Any], fused_args: dict[str, Any],
+                      launches: list[tuple[dict[str, Any], dict[str, Any]]]) -> str | None:
+    """Why the fused kernel may reduce in another order than the kernel, or None where it
+    reduces in the same layouts under every specialisation, for each (config arguments,
+    launch options) the launch can run with (one per autotuning config)."""
+    try:
+        variants = list(specialisations(kernel_args, fused_args))
+    except ValueError as e:
+        return str(e)
+    for config_args, options in launches:
+        for original, replaced in variants:
+            before = _layouts(kernel, {**original, **config_args}, options)
+            after = _layouts(fused, {**replaced, **config_args}, options)
+            if before != after:
+                changed = next((f"{b} becomes {a}" for b, a in zip(before, after) if b != a),
+                               f"{len(before)} reductions or scans become {len(after)}")
+                return f"triton lays out the fused kernel's reductions differently ({changed})"
+    return None
