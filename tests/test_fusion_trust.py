@@ -412,7 +412,7 @@ def test_what_the_compiler_knows_of_a_stored_value_does_not_reach_the_epilogue()
     """x * x > -0.25 holds for every x but NaN. Through a register move (inline asm) ptxas saw
     the product and folded the fused comparison to true, NaN lanes included, where the unfused
     program loads the product from memory and gives false (fuzzer seed 12 #933, H200). The
-    stored value now crosses the boundary ANDed with a parameter passed as -1."""
+    stored value now crosses the boundary as (bits & m) | (m + 1), m a parameter passed as -1."""
     x = adversarial_values(4096)
     assert x.isnan().any()
     check_exact(square_then_compare, x, expect_fused=True)
@@ -425,7 +425,7 @@ def test_what_the_compiler_knows_of_a_stored_value_does_not_reach_the_epilogue()
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int8, torch.uint8, torch.int16, torch.int32,
                                    torch.int64, torch.bool])
 def test_the_gpu_boundary_move_keeps_every_bit_under_the_interpreter(dtype, plan_for_a_gpu):
-    """The code fusion writes for a GPU (the boundary's AND with a parameter passed as -1),
+    """The code fusion writes for a GPU (the boundary's (bits & m) | (m + 1), m a parameter passed as -1),
     planned as for a GPU and run by the interpreter: NaN, -0.0, inf and every integer keep
     their bits, and the launch passes the parameter."""
     values = adversarial_values(256)
@@ -532,13 +532,63 @@ def test_the_layouts_of_the_fused_kernel_are_compared_when_planning_for_a_gpu(pl
     assert fused_launches(code), caplog.text
 
 
-@pytest.mark.parametrize("program", [933, 180])
-def test_fuzzer_programs_found_on_a_gpu(program, tmp_path):
-    """Seed 12 #933 (a compare folded through the boundary move) and #180 (on triton 3.6 the
-    capped offsets of an fp16 prologue laid a row sum out column-major: 1 ulp off)."""
+@pytest.mark.parametrize("seed,program", [(12, 933), (12, 180), (14, 1117), (14, 1841)])
+def test_fuzzer_programs_found_on_a_gpu(seed, program, tmp_path):
+    """Seed 12 #933 (a compare folded through the boundary move), #180 (on triton 3.6 the
+    capped offsets of an fp16 prologue laid a row sum out column-major: 1 ulp off), seed 14
+    #1117 (tanh of a stored `a - a` folded at compile time: 1 ulp off) and #1841 (ptxas fused
+    a division into a subtraction in the fused kernel only)."""
     import fusion_fuzzer
 
-    [result] = fusion_fuzzer.check_range(12, program, 1, str(tmp_path))
+    [result] = fusion_fuzzer.check_range(seed, program, 1, str(tmp_path))
     assert not result.failed, result.report()
     # The premise, on a GPU: something fused (under the interpreter these ops stay unfused).
     assert result.record.fused or not ON_GPU, result.report()
+
+
+# See [Note: Divisions that ptxas may fuse into an add].
+@triton.jit
+def center_by_mean_square_kernel(x_ptr, w_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask)
+    mean_square = tl.sum(x * x, axis=0) / n_cols  # div.full.f32; its quotient is subtracted below
+    w = tl.load(w_ptr + cols, mask=mask)
+    tl.store(out_ptr + row * n_cols + cols, (x - mean_square) * w, mask=mask)
+
+
+def centered(x, w):
+    out = torch.empty_like(x)
+    wrap_triton(center_by_mean_square_kernel)[(x.shape[0],)]((x > 0.5).float(), w * 2.0, out, x.shape[1], BLOCK=16)
+    return out
+
+
+ADDS_A_QUOTIENT = "adds the quotient of an fp32 division"
+
+
+def test_a_kernel_adding_a_quotient_is_not_fused_on_a_gpu(caplog):
+    """Fuzzer seed 14 #1841, minimized: rows of ones whose mean square is exactly 1 unfused."""
+    x, w = torch.ones(10, 12, device=DEVICE), torch.randn(12, device=DEVICE)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        check_exact(centered, x, w, expect_fused=not ON_GPU)
+    assert (ADDS_A_QUOTIENT in caplog.text) == ON_GPU, caplog.text
+
+
+def test_a_quotient_added_in_pointwise_code_is_not_fused_when_planning_for_a_gpu(plan_for_a_gpu, caplog):
+    """The kernel's own additions of quotients, and the fused code's: refused for a GPU, while
+    a quotient that is only multiplied or stored fuses."""
+    x, w = torch.ones(10, 12, device=DEVICE), torch.randn(12, device=DEVICE)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        _, code = compiled(centered, x, w, fusion=True)
+    assert not fused_launches(code) and ADDS_A_QUOTIENT in caplog.text, caplog.text
+
+    y = torch.randn(4096, device=DEVICE)
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        _, code = compiled(lambda x, y: copy(x) / y + 1.0, x.flatten().repeat(342)[:4096], y, fusion=True)
+    assert not fused_launches(code) and ADDS_A_QUOTIENT in caplog.text, caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        _, code = compiled(lambda x, y: copy(x) / y * 3.0, x.flatten().repeat(342)[:4096], y, fusion=True)
+    assert fused_launches(code), caplog.text

@@ -89,6 +89,9 @@ class TensorAccesses:
     # kernel whose memory accesses differ may sum in another order (see _fusion). True
     # where the analysis fell back or writes were declared.
     reduces: bool = True
+    # Source lines where the kernel adds the quotient of an fp32 (or narrower) division
+    # (see [Note: Divisions that ptxas may fuse into an add]).
+    approximate_sums: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -397,10 +400,39 @@ def _analyse(base: Any, args: dict[str, Any]) -> tuple[dict[str, list[str]], set
     ops = {kind: {names[i]: sorted(found) for i, found in by_param.items() if names[i] is not None}
            for kind, by_param in (("write", summary.write_ops), ("read", summary.read_ops))}
     ops["reduces"] = _REDUCTION.search(text) is not None
+    ops["approximate_sums"] = _approximate_divisions_added(functions, aliases)
     return writes, reads, ops
 
 
 _REDUCTION = re.compile(r'"?\btt\.(reduce|scan)"?\(')
+# Ops that pass a value on unchanged in each element (a multiply in PTX stays the value).
+_SAME_VALUES = {"tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.view"}
+_ADDING = {"arith.addf", "arith.subf", "tt.reduce", "tt.scan", "tt.call"}
+
+
+def _approximate_divisions_added(functions: dict[str, Function], aliases: dict[str, str]) -> list[str]:
+    """Source lines of each fp32 (or narrower) division whose quotient is added to or from
+    something (an add, a subtract, a reduction or scan, or a call that may do either).
+    See [Note: Divisions that ptxas may fuse into an add]."""
+    found = set()
+    for function in functions.values():
+        ops = list(walk(function.body))
+        quotients = {result: op for op in ops if op.name == "arith.divf"
+                     and "f64" not in op.text.rsplit(":", 1)[-1] for result in op.results}
+        grew = True
+        while grew:  # the quotient through splats, broadcasts and reshapes
+            grew = False
+            for op in ops:
+                source = next((quotients[o] for o in op.operands if o in quotients), None)
+                if op.name in _SAME_VALUES and source is not None:
+                    for result in op.results:
+                        if result not in quotients:
+                            quotients[result], grew = source, True
+        for op in ops:
+            if op.name in _ADDING and any(o in quotients for o in op.operands):
+                division = next(quotients[o] for o in op.operands if o in quotients)
+                found.add(resolve_location(division.loc, aliases) or "?")
+    return sorted(str(f) for f in found)
 
 
 class _Cache:
@@ -484,6 +516,7 @@ def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAcce
         write_ops={name: ops["write"][name] for name in tensors if name in ops["write"]},
         read_ops={name: ops["read"][name] for name in tensors if name in ops["read"]},
         reduces=ops.get("reduces", True),
+        approximate_sums=ops.get("approximate_sums", []),
     )
 
 

@@ -88,7 +88,26 @@ class _Refused(Exception):
 
 
 class _LayoutChanged(_Refused):
-    """The fused kernel would reduce in other layouts than the kernel (see _layouts)."""
+    """The fused kernel as a whole would compute differently (its reductions laid out
+    otherwise, see _layouts; a division ptxas may fuse into an add): fusing fewer of the
+    arguments may not."""
+
+
+# [Note: Divisions that ptxas may fuse into an add]
+# TL;DR: on a GPU, nothing is fused into a kernel that adds (or subtracts, reduces, scans)
+# the quotient of an fp32 division, and no pointwise code that does so is fused into any
+# kernel: ptxas decides differently in different code whether to fuse the multiply of its
+# division into that add, so fused and unfused kernels could round differently.
+# Context: triton's fp32 `/` is PTX div.full.f32, which ptxas expands to a reciprocal and a
+# multiply; with FMA contraction on (triton's default) ptxas may contract that multiply with
+# an add using the quotient into one FFMA, and whether it does depends on the code around
+# it. Fuzzer seed 14 #1841 (H200, triton 3.6): `x - tl.sum(x * x) / C` gave an exact 0 in the
+# unfused kernel (FMUL, then FADD) and -2**-25 with a prologue fused into another load of the
+# same kernel (one FFMA), the same PTX for that line in both. LLVM's own contractions of
+# multiplies it sees are decided from the PTX-level code alone and need no such care; a
+# square root (MUFU.SQRT on sm_90) or a libdevice call has no hidden multiply. Divisions
+# whose quotient is multiplied or stored (a softmax) fuse as before. See the note's test,
+# test_a_kernel_adding_a_quotient_is_not_fused_on_a_gpu.
 
 
 @dataclasses.dataclass
@@ -431,6 +450,12 @@ def _plan_launch(graph: torch.fx.Graph, node: torch.fx.Node) -> _LaunchPlan | No
         log.debug("launch %s (kernel %s): nothing fused: the analysis could not decide (%s)", node.name, name,
                   accessed.fallback_reason)
         return None
+    if launch.target == "gpu" and accessed.approximate_sums:
+        log.debug("launch %s (kernel %s): nothing fused: the kernel adds the quotient of an fp32 division (%s), "
+                  "which ptxas fuses into the add or not depending on the code around it, so the fused kernel could "
+                  "round differently (see [Note: Divisions that ptxas may fuse into an add])", node.name, name,
+                  ", ".join(accessed.approximate_sums))
+        return None
     fn = _compat.python_function(base)
     candidates: dict[str, _Candidate] = {}
     refusals: dict[str, str] = {}
@@ -523,6 +548,10 @@ def _check_fused_kernel(launch: _LaunchFusion, fused_key: str, candidates: dict[
         raise _Refused(f"the fused kernel could not be analysed ({fused.fallback_reason})")
     if set(fused.writes) != set(accessed.writes):
         raise _Refused(f"the fused kernel writes {sorted(fused.writes)} where the kernel writes {sorted(accessed.writes)}")
+    if launch.target == "gpu" and fused.approximate_sums:
+        raise _LayoutChanged("its pointwise code adds the quotient of an fp32 division, which ptxas fuses into the add "
+                             "or not depending on the code around it (see [Note: Divisions that ptxas may fuse into "
+                             "an add])")
     if launch.target == "gpu" and accessed.reduces:
         constants, configs = node.kwargs["constant_args"], json.loads(node.kwargs["configs"])
         launches = [({**c["kwargs"]}, {k: v for k, v in c.items() if k not in ("kwargs", "block_shapes")})

@@ -11,8 +11,8 @@ calls at its stores (epilogue) and loads (prologue). See _fusion.
 # bf16 / fp8 in fp32) between ops, as inductor's kernels hold them. Ours are only the
 # boundaries: the operands' loads (at each lane's element offset), the value a kernel stores
 # rounded to the dtype of the tensor it stores to first, a prologue's result rounded to the
-# dtype of the tensor it replaces (each through an opaque move on a GPU, an AND with a
-# parameter passed as -1, so that no FMA contracts, no constant folds and no fact about the
+# dtype of the tensor it replaces (each through an opaque move on a GPU, `(bits & m) | (m + 1)`
+# with a parameter m passed as -1, so that no FMA contracts, no constant folds and no fact about the
 # value's origin crosses the boundary: _opaque_move),
 # and the masked-off lanes of a prologue's load: `other`, or 0 where the kernel gives none
 # (what a masked load gives on a GPU and in the interpreter), never prologue(0).
@@ -360,15 +360,18 @@ def _lower_region(emitter: _Emitter, boundary: dict[torch.fx.Node, tuple[str, st
 
 
 # A value handed across the kernel / helper boundary goes through an opaque move on a GPU (its
-# bits ANDed with a parameter the launch passes as -1), which no compiler can contract, fold or
-# reason across:
+# bits ANDed with a parameter the launch passes as -1, then ORed with that parameter plus one,
+# 0), which no compiler can contract, fold or reason across:
 # - in fp32 / fp64, it could otherwise contract the kernel's last multiply with the epilogue's
 #   first add (or the prologue's multiply with the kernel's add) into one FMA, skipping the
 #   rounding the unfused program does when it stores the value;
 # - in any dtype, a value it can prove constant (a prologue of comparisons that is always
-#   false: fuzzer seed 9 #976) would be folded at compile time, and LLVM folds a contractable
-#   multiply and add with two roundings where the code run on the GPU makes one FMA: exp(erf(1))
-#   came out 1 ulp from the unfused kernel, which loads the value from memory;
+#   false: fuzzer seed 9 #976; a kernel storing `a - a`: seed 14 #1117) would be folded at
+#   compile time, and folding is not what the GPU computes: LLVM folds a contractable multiply
+#   and add with two roundings where the GPU makes one FMA (exp(erf(1)) came out 1 ulp from the
+#   unfused kernel, which loads the value from memory), and tanh(1.0) folded through libdevice
+#   is 1 ulp from the GPU's. The AND alone does not hide a known 0 (0 & m is 0); the OR with
+#   m + 1 does;
 # - a fact about how the value was computed: ptxas folded `a * a > -0.25` to true, NaN lanes
 #   included (fuzzer seed 12 #933). A register move in inline asm stops LLVM but not ptxas,
 #   which compiled the comparison to a constant store without loading `a`; with the AND it
@@ -376,24 +379,25 @@ def _lower_region(emitter: _Emitter, boundary: dict[torch.fx.Node, tuple[str, st
 # Values narrower than 32 bits move as their bits widened to 32; the interpreter never
 # contracts or folds.
 def _opaque_move(value: str, dtype: torch.dtype, ones: str) -> str:
-    """`value`, a Triton value of `dtype`, with its bits ANDed with `ones`: an int32 kernel
-    parameter the launch passes as -1 (all bits set; no compiler or launcher specializes it,
-    where 0 and 1 get hints), so no compiler (LLVM, nor ptxas, which sees through register moves
-    and inline asm) can tell the result from how `value` was computed.
+    """`value`, a Triton value of `dtype`, as `(bits & ones) | (ones + 1)`, where `ones` is an
+    int32 kernel parameter the launch passes as -1 (all bits set; no compiler or launcher
+    specializes it, where 0 and 1 get hints): the same bits, which no compiler (LLVM, nor
+    ptxas, which sees through register moves and inline asm) can tell from how `value` was
+    computed, even where it knows `value`.
 
     GPU fuzzer seed 12 #933 (H200, triton 3.6): an epilogue ``(v > -0.25)`` on a kernel's
     ``v = a * a`` came out true for a NaN ``a`` through an inline-asm move (ptxas folded
     ``a * a > -0.25``), where the unfused program, which loads v from memory, gives false.
     """
     if dtype == torch.bool:
-        return f"(({value}.to(tl.int32) & {ones}) != 0)"
+        return f"((({value}.to(tl.int32) & {ones}) | ({ones} + 1)) != 0)"
     width = dtype.itemsize * 8
     bits = {8: "tl.int8", 16: "tl.int16", 32: "tl.int32", 64: "tl.int64"}[width]
     as_bits = f"{value}.to({bits}, bitcast=True)"
     if width < 32:  # masked as the int32 it widens to, then narrowed back to its own bits
-        moved = f"(({as_bits}.to(tl.int32) & {ones}).to({bits}))"
+        moved = f"((({as_bits}.to(tl.int32) & {ones}) | ({ones} + 1)).to({bits}))"
     else:  # -1 sign-extends to 64 bits set
-        moved = f"({as_bits} & {ones}.to({bits}))"
+        moved = f"(({as_bits} & {ones}.to({bits})) | ({ones}.to({bits}) + 1))"
     return f"{moved}.to({TRITON_DTYPES[dtype]}, bitcast=True)"
 
 
