@@ -688,6 +688,15 @@ def generate_ttgir_text(kernel: Any, args: dict[str, Any], options: dict[str, An
                  options=options)
 
 
+def generate_sass_text(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> str:
+    """SASS of a base kernel (as generate_ttgir_text), from triton's ptxas and nvdisasm."""
+    from ._compat_ttir import generate_sass_text as sass
+
+    params = {p.name for p in kernel_params(kernel)}
+    return sass(kernel, {name: value for name, value in args.items() if name in params}, target=_layout_target(),
+                options=options)
+
+
 def maybe_static_int(value: Any) -> Any:
     """A SymInt's int where its value is fixed, else the SymInt (torch 2.11-2.13:
     SymNode.maybe_as_int)."""

@@ -18,7 +18,7 @@ import triton
 import triton.runtime.jit as _jit_mod
 from triton.runtime.jit import JITFunction
 
-__all__ = ["generate_ttir_module", "generate_ttgir_text", "compute_specialization", "as_jit_function", "PointerStandIn"]
+__all__ = ["generate_ttir_module", "generate_ttgir_text", "generate_sass_text", "compute_specialization", "as_jit_function", "PointerStandIn"]
 
 
 # ---------------------------------------------------------------------------
@@ -485,3 +485,32 @@ def generate_ttgir_text(fn, args: dict, *, target=None, options: Optional[dict] 
     metadata = {"hash": "layouts", "target": target, **parsed.__dict__}
     ttir = stages["ttir"](module, metadata)
     return str(stages["ttgir"](ttir, metadata))
+
+
+def generate_sass_text(fn, args: dict, *, target=None, options: Optional[dict] = None) -> str:
+    """The SASS of `fn` specialised for `args`, as triton.compile would build it for `target`
+    (its ptxas, no driver), disassembled by triton's nvdisasm. CUDA targets only.
+
+    3.6-3.9: the stages after "ttgir" are "llir", "ptx" and "cubin", called as
+    stage(module, metadata); knobs.nvidia.nvdisasm.path is the bundled nvdisasm.
+    """
+    import subprocess
+    import tempfile
+
+    from triton import knobs
+    from triton.backends.compiler import Language
+
+    module, info = generate_ttir_module(fn, args, target=target, options=options)
+    target = info["target"]
+    backend = _make_backend(target)
+    parsed = info["options"]
+    stages: dict = {}
+    backend.add_stages(stages, parsed, Language.TRITON)
+    metadata = {"hash": "sass", "target": target, **parsed.__dict__}
+    for stage in ("ttir", "ttgir", "llir", "ptx", "cubin"):
+        module = stages[stage](module, metadata)
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as cubin:
+        cubin.write(module)
+        cubin.flush()
+        return subprocess.run([knobs.nvidia.nvdisasm.path, "-c", cubin.name], capture_output=True, text=True,
+                              check=True).stdout

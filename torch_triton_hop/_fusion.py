@@ -60,6 +60,7 @@ from ._fusion_source import FusedArgument, NotFusible, rewrite_kernel_source
 from ._graph_sizes import SymbolicSizes
 from ._hops import kernel_arguments, parse_shared_memory, tensors_accessed, triton_kernel_wrapper_functional, \
     triton_kernel_wrapper_mutation
+from ._contractions import division_difference
 from ._layouts import layout_difference
 from ._pointwise_triton import TRITON_DTYPES, Operand, helper_source, is_pointwise, is_row_major, operand_offset
 from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_key_name, kernel_side_table
@@ -91,23 +92,6 @@ class _LayoutChanged(_Refused):
     """The fused kernel as a whole would compute differently (its reductions laid out
     otherwise, see _layouts; a division ptxas may fuse into an add): fusing fewer of the
     arguments may not."""
-
-
-# [Note: Divisions that ptxas may fuse into an add]
-# TL;DR: on a GPU, nothing is fused into a kernel that adds (or subtracts, reduces, scans)
-# the quotient of an fp32 division, and no pointwise code that does so is fused into any
-# kernel: ptxas decides differently in different code whether to fuse the multiply of its
-# division into that add, so fused and unfused kernels could round differently.
-# Context: triton's fp32 `/` is PTX div.full.f32, which ptxas expands to a reciprocal and a
-# multiply; with FMA contraction on (triton's default) ptxas may contract that multiply with
-# an add using the quotient into one FFMA, and whether it does depends on the code around
-# it. Fuzzer seed 14 #1841 (H200, triton 3.6): `x - tl.sum(x * x) / C` gave an exact 0 in the
-# unfused kernel (FMUL, then FADD) and -2**-25 with a prologue fused into another load of the
-# same kernel (one FFMA), the same PTX for that line in both. LLVM's own contractions of
-# multiplies it sees are decided from the PTX-level code alone and need no such care; a
-# square root (MUFU.SQRT on sm_90) or a libdevice call has no hidden multiply. Divisions
-# whose quotient is multiplied or stored (a softmax) fuse as before. See the note's test,
-# test_a_kernel_adding_a_quotient_is_not_fused_on_a_gpu.
 
 
 @dataclasses.dataclass
@@ -450,12 +434,6 @@ def _plan_launch(graph: torch.fx.Graph, node: torch.fx.Node) -> _LaunchPlan | No
         log.debug("launch %s (kernel %s): nothing fused: the analysis could not decide (%s)", node.name, name,
                   accessed.fallback_reason)
         return None
-    if launch.target == "gpu" and accessed.approximate_sums:
-        log.debug("launch %s (kernel %s): nothing fused: the kernel adds the quotient of an fp32 division (%s), "
-                  "which ptxas fuses into the add or not depending on the code around it, so the fused kernel could "
-                  "round differently (see [Note: Divisions that ptxas may fuse into an add])", node.name, name,
-                  ", ".join(accessed.approximate_sums))
-        return None
     fn = _compat.python_function(base)
     candidates: dict[str, _Candidate] = {}
     refusals: dict[str, str] = {}
@@ -548,25 +526,42 @@ def _check_fused_kernel(launch: _LaunchFusion, fused_key: str, candidates: dict[
         raise _Refused(f"the fused kernel could not be analysed ({fused.fallback_reason})")
     if set(fused.writes) != set(accessed.writes):
         raise _Refused(f"the fused kernel writes {sorted(fused.writes)} where the kernel writes {sorted(accessed.writes)}")
-    if launch.target == "gpu" and fused.approximate_sums:
-        raise _LayoutChanged("its pointwise code adds the quotient of an fp32 division, which ptxas fuses into the add "
-                             "or not depending on the code around it (see [Note: Divisions that ptxas may fuse into "
-                             "an add])")
-    if launch.target == "gpu" and accessed.reduces:
-        constants, configs = node.kwargs["constant_args"], json.loads(node.kwargs["configs"])
-        launches = [({**c["kwargs"]}, {k: v for k, v in c.items() if k not in ("kwargs", "block_shapes")})
-                    for c in configs] or [({}, {k: v for k, v in launch.vals.items()
-                                                if k in _compat.launch_option_names()})]
-        start = time.perf_counter()
-        difference = layout_difference(
-            base_kernel(kernel_side_table.get_kernel(node.kwargs["kernel"])),
-            base_kernel(kernel_side_table.get_kernel(fused_key)),
-            kernel_arguments(launch.vals, constants, validate=False), kernel_arguments(vals, constants, validate=False),
-            launches)
-        log.debug("launch %s: the fused kernel's reduction layouts compared in %.0f ms", node.name,
-                  1000 * (time.perf_counter() - start))
+    if launch.target != "gpu":
+        return
+    start = time.perf_counter()
+    fused_kernel = base_kernel(kernel_side_table.get_kernel(fused_key))
+    if len(fused.approximate_sums) > len(accessed.approximate_sums):
+        raise _LayoutChanged("its pointwise code adds the quotient of an fp32 division, which ptxas may fuse into "
+                             "the add or not depending on the code around it (see [Note: Divisions that ptxas may "
+                             "fuse into an add])")
+    if accessed.approximate_sums:
+        contracted = division_difference(base_kernel(kernel_side_table.get_kernel(node.kwargs["kernel"])),
+                                         fused_kernel, _kernel_arguments(launch, launch.vals),
+                                         _kernel_arguments(launch, vals), _launches(launch))
+        if contracted:
+            raise _LayoutChanged(f"the kernel adds the quotient of an fp32 division ({', '.join(accessed.approximate_sums)})"
+                                 f" and in the fused kernel {contracted}, so it could round it otherwise (see [Note: "
+                                 "Divisions that ptxas may fuse into an add])")
+    if accessed.reduces:
+        difference = layout_difference(base_kernel(kernel_side_table.get_kernel(node.kwargs["kernel"])), fused_kernel,
+                                       _kernel_arguments(launch, launch.vals), _kernel_arguments(launch, vals),
+                                       _launches(launch))
         if difference:
             raise _LayoutChanged(f"{difference}, so it could sum in another order than the unfused program")
+    log.debug("launch %s: the fused kernel's compiled code checked in %.0f ms", node.name,
+              1000 * (time.perf_counter() - start))
+
+
+def _kernel_arguments(launch: _LaunchFusion, vals: dict[str, Any]) -> dict[str, Any]:
+    return kernel_arguments(vals, launch.node.kwargs["constant_args"], validate=False)
+
+
+def _launches(launch: _LaunchFusion) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(config arguments, launch options) of each way the launch can run: one per autotuning
+    config, else the launch's own options (num_warps, ...)."""
+    configs = json.loads(launch.node.kwargs["configs"])
+    return [(dict(c["kwargs"]), {k: v for k, v in c.items() if k not in ("kwargs", "block_shapes")})
+            for c in configs] or [({}, {k: v for k, v in launch.vals.items() if k in _compat.launch_option_names()})]
 
 
 def _check_prologue_in_loop(calls_dot: bool, replaced: torch.Tensor, inputs: dict[torch.fx.Node, Operand]) -> None:

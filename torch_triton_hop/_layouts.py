@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 
 from . import _compat
 
-__all__ = ["MAX_UNKNOWN", "reduction_layouts", "specialisations", "layout_difference"]
+__all__ = ["MAX_UNKNOWN", "reduction_layouts", "specialisations", "compiled", "layout_difference"]
 
 MAX_UNKNOWN = 3
 
@@ -110,26 +110,8 @@ def specialisations(*arguments: dict[str, Any]) -> Iterator[tuple[dict[str, Any]
         yield tuple({name: _concrete(value, choice) for name, value in args.items()} for args in arguments)
 
 
-class _Keyed:
-    """A value hashed by a key (pointer stand-ins, unhashable constexprs)."""
-
-    def __init__(self, value: Any, key: Any) -> None:
-        self.value, self.key = value, key
-
-    def __hash__(self) -> int:
-        return hash(self.key)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Keyed) and self.key == other.key
-
-
-def _layouts(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> tuple[str, ...]:
-    frozen = tuple((name, _Keyed(value, _value_key(value)), None) for name, value in sorted(args.items()))
-    unwrapped = tuple((name, keyed.value, None) for name, keyed, _ in frozen)
-    return _layouts_by_key(kernel, frozen, tuple(sorted(options.items())), unwrapped)
-
-
 def _value_key(value: Any) -> Any:
+    """What a compilation depends on of an argument: a stand-in's dtype and alignment, or the value."""
     if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
         return ("pointer", str(value.dtype), value.data_ptr() % 16)
     try:
@@ -139,17 +121,24 @@ def _value_key(value: Any) -> Any:
         return ("repr", repr(value))
 
 
-_BY_KEY: dict[tuple, tuple[str, ...]] = {}
+_COMPILED: dict[tuple, Any] = {}
 
 
-def _layouts_by_key(kernel: Any, frozen: tuple, options: tuple, unwrapped: tuple) -> tuple[str, ...]:
-    key = (id(kernel), frozen, options)
-    if key not in _BY_KEY:
-        if len(_BY_KEY) > 1024:
-            _BY_KEY.clear()
-        args = {name: value for name, value, _ in unwrapped}
-        _BY_KEY[key] = tuple(reduction_layouts(_compat.generate_ttgir_text(kernel, args, dict(options))))
-    return _BY_KEY[key]
+def compiled(derive: Callable[[Any, dict[str, Any], dict[str, Any]], Any], kernel: Any, args: dict[str, Any],
+             options: dict[str, Any]) -> Any:
+    """derive(kernel, args, options) (a compilation and what is read from it), once per kernel,
+    specialisation and options."""
+    key = (derive, id(kernel), tuple((name, _value_key(v)) for name, v in sorted(args.items())),
+           tuple(sorted(options.items())))
+    if key not in _COMPILED:
+        if len(_COMPILED) > 1024:
+            _COMPILED.clear()
+        _COMPILED[key] = derive(kernel, args, options)
+    return _COMPILED[key]
+
+
+def _layouts(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(reduction_layouts(_compat.generate_ttgir_text(kernel, args, options)))
 
 
 def layout_difference(kernel: Any, fused: Any, kernel_args: dict[str, Any], fused_args: dict[str, Any],
@@ -163,8 +152,8 @@ def layout_difference(kernel: Any, fused: Any, kernel_args: dict[str, Any], fuse
         return str(e)
     for config_args, options in launches:
         for original, replaced in variants:
-            before = _layouts(kernel, {**original, **config_args}, options)
-            after = _layouts(fused, {**replaced, **config_args}, options)
+            before = compiled(_layouts, kernel, {**original, **config_args}, options)
+            after = compiled(_layouts, fused, {**replaced, **config_args}, options)
             if before != after:
                 changed = next((f"{b} becomes {a}" for b, a in zip(before, after) if b != a),
                                f"{len(before)} reductions or scans become {len(after)}")
