@@ -32,7 +32,7 @@ def run(x, fusion, check=True):
         out, code = run_and_get_code(torch.compile(sum_blocks_of_a_shifted_view), x)
     finally:
         _fusion.layout_difference = saved
-    return out, bool(fused_launches(code))
+    return out, bool(fused_launches("\n".join(code)))
 
 
 def main():
