@@ -26,7 +26,7 @@ import re
 from typing import Any
 
 from . import _compat
-from ._layouts import compiled, specialisations
+from ._layouts import Launches, compiled_pairs
 
 __all__ = ["reciprocal_readers", "division_difference"]
 
@@ -59,23 +59,18 @@ def _readers(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> tupl
 
 
 def division_difference(kernel: Any, fused: Any, kernel_args: dict[str, Any], fused_args: dict[str, Any],
-                        launches: list[tuple[dict[str, Any], dict[str, Any]]]) -> str | None:
+                        launches: Launches) -> str | None:
     """Why the fused kernel may round a quotient otherwise than the kernel, or None where, for
     each specialisation and (config arguments, launch options), ptxas reads every reciprocal of
     both with the multiply of its quotient, or reads the kernel's and the fused kernel's
     reciprocals alike, in the same order."""
     try:
-        variants = list(specialisations(kernel_args, fused_args))
-    except ValueError as e:
-        return str(e)
-    for config_args, options in launches:
-        for original, replaced in variants:
-            try:
-                before = compiled(_readers, kernel, {**original, **config_args}, options)
-                after = compiled(_readers, fused, {**replaced, **config_args}, options)
-            except Exception as e:  # no SASS to read (not a CUDA target, no nvdisasm): the safe reading
-                return f"its SASS could not be read ({type(e).__name__}: {e})"
+        for before, after in compiled_pairs(_readers, kernel, fused, kernel_args, fused_args, launches):
             if before != after and set(before) | set(after) != {"FMUL"}:
                 return (f"ptxas reads the reciprocals of its divisions with {', '.join(after)} where it reads "
                         f"the kernel's with {', '.join(before)}")
+    except ValueError as e:  # too many symbolic choices
+        return str(e)
+    except Exception as e:  # no SASS to read (not a CUDA target, no nvdisasm): the safe reading
+        return f"its SASS could not be read ({type(e).__name__}: {e})"
     return None

@@ -33,7 +33,7 @@ import torch
 
 from . import _compat
 
-__all__ = ["MAX_UNKNOWN", "reduction_layouts", "specialisations", "compiled", "layout_difference"]
+__all__ = ["MAX_UNKNOWN", "Launches", "reduction_layouts", "specialisations", "compiled_pairs", "layout_difference"]
 
 MAX_UNKNOWN = 3
 
@@ -141,21 +141,31 @@ def _layouts(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> tupl
     return tuple(reduction_layouts(_compat.generate_ttgir_text(kernel, args, options)))
 
 
+Launches = list[tuple[dict[str, Any], dict[str, Any]]]  # (config arguments, launch options) per config
+
+
+def compiled_pairs(derive: Callable[[Any, dict[str, Any], dict[str, Any]], Any], kernel: Any, fused: Any,
+                   kernel_args: dict[str, Any], fused_args: dict[str, Any], launches: Launches) -> Iterator[tuple]:
+    """(derived from the kernel, derived from the fused kernel) under each specialisation and
+    each (config arguments, launch options); ValueError past MAX_UNKNOWN symbolic choices."""
+    variants = list(specialisations(kernel_args, fused_args))
+    for config_args, options in launches:
+        for original, replaced in variants:
+            yield (compiled(derive, kernel, {**original, **config_args}, options),
+                   compiled(derive, fused, {**replaced, **config_args}, options))
+
+
 def layout_difference(kernel: Any, fused: Any, kernel_args: dict[str, Any], fused_args: dict[str, Any],
-                      launches: list[tuple[dict[str, Any], dict[str, Any]]]) -> str | None:
+                      launches: Launches) -> str | None:
     """Why the fused kernel may reduce in another order than the kernel, or None where it
     reduces in the same layouts under every specialisation, for each (config arguments,
     launch options) the launch can run with (one per autotuning config)."""
     try:
-        variants = list(specialisations(kernel_args, fused_args))
-    except ValueError as e:
-        return str(e)
-    for config_args, options in launches:
-        for original, replaced in variants:
-            before = compiled(_layouts, kernel, {**original, **config_args}, options)
-            after = compiled(_layouts, fused, {**replaced, **config_args}, options)
+        for before, after in compiled_pairs(_layouts, kernel, fused, kernel_args, fused_args, launches):
             if before != after:
                 changed = next((f"{b} becomes {a}" for b, a in zip(before, after) if b != a),
                                f"{len(before)} reductions or scans become {len(after)}")
                 return f"triton lays out the fused kernel's reductions differently ({changed})"
+    except ValueError as e:
+        return str(e)
     return None
