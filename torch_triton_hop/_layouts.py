@@ -104,7 +104,7 @@ def specialisations(*arguments: dict[str, Any]) -> Iterator[tuple[dict[str, Any]
     unknowns = dict(u for args in arguments for value in args.values() for u in _unknowns(value))
     if len(unknowns) > MAX_UNKNOWN:
         raise ValueError(f"{len(unknowns)} symbolic sizes or offsets ({', '.join(unknowns)}) would need "
-                         f"{2 ** len(unknowns)} compilations to compare layouts under each specialisation")
+                         f"{2 ** len(unknowns)} compilations to compare the kernels under each specialisation")
     for picked in itertools.product(*unknowns.values()):
         choice = dict(zip(unknowns, picked))
         yield tuple({name: _concrete(value, choice) for name, value in args.items()} for args in arguments)
