@@ -88,7 +88,7 @@ class _Refused(Exception):
     """One argument is not fused; the message says why."""
 
 
-class _LayoutChanged(_Refused):
+class _CompiledDifferently(_Refused):
     """The fused kernel as a whole would compute differently (its reductions laid out
     otherwise, see _layouts; a division ptxas may fuse into an add): fusing fewer of the
     arguments may not."""
@@ -467,7 +467,7 @@ def _plan_launch(graph: torch.fx.Graph, node: torch.fx.Node) -> _LaunchPlan | No
     candidates = {arg: candidates[arg] for arg in plans}
     try:
         fused = _checked_fused_kernel(launch, candidates, plans, accessed)
-    except _LayoutChanged as e:
+    except _CompiledDifferently as e:
         # Some arguments may keep the layouts: each alone, then those together.
         kept = {}
         for arg in plans:
@@ -508,7 +508,8 @@ def _checked_fused_kernel(launch: _LaunchFusion, candidates: dict[str, _Candidat
 def _check_fused_kernel(launch: _LaunchFusion, fused_key: str, candidates: dict[str, _Candidate],
                         plans: dict[str, _Plan], accessed: Any) -> None:
     """The fused kernel compiles (to TTIR, no driver needed) with the launch's new arguments and
-    writes what the kernel wrote; its analysis is cached for the lowering that follows."""
+    writes what the kernel wrote (its analysis is cached for the lowering that follows); on a
+    GPU, its compiled code computes as the kernel's does (_check_compiled_code)."""
     vals = dict(launch.vals)
     for arg, plan in plans.items():
         sink, inputs = candidates[arg].sink, plan.inputs
@@ -526,12 +527,19 @@ def _check_fused_kernel(launch: _LaunchFusion, fused_key: str, candidates: dict[
         raise _Refused(f"the fused kernel could not be analysed ({fused.fallback_reason})")
     if set(fused.writes) != set(accessed.writes):
         raise _Refused(f"the fused kernel writes {sorted(fused.writes)} where the kernel writes {sorted(accessed.writes)}")
-    if launch.target != "gpu":
-        return
+    if launch.target == "gpu":
+        _check_compiled_code(launch, fused_key, vals, accessed, fused)
+
+
+def _check_compiled_code(launch: _LaunchFusion, fused_key: str, vals: dict[str, Any], accessed: Any,
+                         fused: Any) -> None:
+    """On a GPU: the fused kernel, compiled (TTGIR, SASS; no driver), reduces in the kernel's
+    layouts and rounds the kernel's added quotients as it does (see _layouts, _contractions)."""
+    node = launch.node
     start = time.perf_counter()
     fused_kernel = base_kernel(kernel_side_table.get_kernel(fused_key))
     if len(fused.approximate_sums) > len(accessed.approximate_sums):
-        raise _LayoutChanged("its pointwise code adds the quotient of an fp32 division, which ptxas may fuse into "
+        raise _CompiledDifferently("its pointwise code adds the quotient of an fp32 division, which ptxas may fuse into "
                              "the add or not depending on the code around it (see [Note: Divisions that ptxas may "
                              "fuse into an add])")
     if accessed.approximate_sums:
@@ -539,7 +547,7 @@ def _check_fused_kernel(launch: _LaunchFusion, fused_key: str, candidates: dict[
                                          fused_kernel, _kernel_arguments(launch, launch.vals),
                                          _kernel_arguments(launch, vals), _launches(launch))
         if contracted:
-            raise _LayoutChanged(f"the kernel adds the quotient of an fp32 division ({', '.join(accessed.approximate_sums)})"
+            raise _CompiledDifferently(f"the kernel adds the quotient of an fp32 division ({', '.join(accessed.approximate_sums)})"
                                  f" and in the fused kernel {contracted}, so it could round it otherwise (see [Note: "
                                  "Divisions that ptxas may fuse into an add])")
     if accessed.reduces:
@@ -547,7 +555,7 @@ def _check_fused_kernel(launch: _LaunchFusion, fused_key: str, candidates: dict[
                                        _kernel_arguments(launch, launch.vals), _kernel_arguments(launch, vals),
                                        _launches(launch))
         if difference:
-            raise _LayoutChanged(f"{difference}, so it could sum in another order than the unfused program")
+            raise _CompiledDifferently(f"{difference}, so it could sum in another order than the unfused program")
     log.debug("launch %s: the fused kernel's compiled code checked in %.0f ms", node.name,
               1000 * (time.perf_counter() - start))
 
