@@ -18,7 +18,8 @@ import triton
 import triton.runtime.jit as _jit_mod
 from triton.runtime.jit import JITFunction
 
-__all__ = ["generate_ttir_module", "generate_ttgir_text", "generate_sass_text", "compute_specialization", "as_jit_function", "PointerStandIn"]
+__all__ = ["generate_ttir_module", "generate_ttgir_text", "generate_sass_text", "compute_specialization",
+           "as_jit_function", "PointerStandIn"]
 
 
 # ---------------------------------------------------------------------------
@@ -234,8 +235,6 @@ class PointerStandIn:
         return 0
 
 
-_PtrStandIn = PointerStandIn
-
 
 def _normalize_arg(v, assume_aligned: bool):
     try:
@@ -243,7 +242,7 @@ def _normalize_arg(v, assume_aligned: bool):
     except ImportError:  # pragma: no cover
         torch = None
     if torch is not None and isinstance(v, torch.Tensor):
-        return _PtrStandIn(v.dtype) if assume_aligned else v
+        return PointerStandIn(v.dtype) if assume_aligned else v
     if torch is not None and isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         raise TypeError("symbolic scalars must be replaced by concrete python values before TTIR generation")
     if type(v).__name__ == "TensorDescriptor" and type(v).__module__.startswith("triton.tools"):
@@ -253,7 +252,7 @@ def _normalize_arg(v, assume_aligned: bool):
             nv = object.__new__(type(v))
             for f in dataclasses.fields(v):
                 object.__setattr__(nv, f.name, getattr(v, f.name))
-            nv.base = _PtrStandIn(v.base.dtype)
+            nv.base = PointerStandIn(v.base.dtype)
             return nv
         return v
     if isinstance(v, tuple) and not hasattr(v, "_fields"):
@@ -465,52 +464,42 @@ def generate_ttir_module(fn, args: dict, *, target=None, options: Optional[dict]
     return module, info
 
 
-def generate_ttgir_text(fn, args: dict, *, target=None, options: Optional[dict] = None) -> str:
-    """The TTGIR of `fn` specialised for `args` (tensors as PointerStandIn to choose their
-    alignment): the module after triton's layout passes (coalescing, layout propagation), as
-    triton.compile would write it for `target`, without a driver.
+def _compile_through(fn, args: dict, last_stage: str, target, options: Optional[dict]):
+    """The module of `fn` specialised for `args` after triton.compile's stages up to
+    `last_stage` ("ttgir", "cubin", ...), for `target`, without a driver.
 
-    3.6-3.9: backend.add_stages(stages, options, language) fills "ttir" and "ttgir" stages
-    called as stage(module, metadata); triton.compile's metadata starts as
-    {"hash", "target", **options.__dict__}.
+    3.6-3.9: backend.add_stages(stages, options, language) fills the stages in order ("ttir",
+    "ttgir", "llir", "ptx", "cubin" on CUDA), each called as stage(module, metadata);
+    triton.compile's metadata starts as {"hash", "target", **options.__dict__}.
     """
     from triton.backends.compiler import Language
 
     module, info = generate_ttir_module(fn, args, target=target, options=options)
-    target = info["target"]
-    backend = _make_backend(target)
     parsed = info["options"]  # parsed by compute_specialization (backend.parse_options)
     stages: dict = {}
-    backend.add_stages(stages, parsed, Language.TRITON)
-    metadata = {"hash": "layouts", "target": target, **parsed.__dict__}
-    ttir = stages["ttir"](module, metadata)
-    return str(stages["ttgir"](ttir, metadata))
+    _make_backend(info["target"]).add_stages(stages, parsed, Language.TRITON)
+    metadata = {"hash": last_stage, "target": info["target"], **parsed.__dict__}
+    for stage in list(stages)[:list(stages).index(last_stage) + 1]:
+        module = stages[stage](module, metadata)
+    return module
+
+
+def generate_ttgir_text(fn, args: dict, *, target=None, options: Optional[dict] = None) -> str:
+    """The TTGIR of `fn` specialised for `args` (tensors as PointerStandIn to choose their
+    alignment): the module after triton's layout passes (coalescing, layout propagation)."""
+    return str(_compile_through(fn, args, "ttgir", target, options))
 
 
 def generate_sass_text(fn, args: dict, *, target=None, options: Optional[dict] = None) -> str:
-    """The SASS of `fn` specialised for `args`, as triton.compile would build it for `target`
-    (its ptxas, no driver), disassembled by triton's nvdisasm. CUDA targets only.
-
-    3.6-3.9: the stages after "ttgir" are "llir", "ptx" and "cubin", called as
-    stage(module, metadata); knobs.nvidia.nvdisasm.path is the bundled nvdisasm.
-    """
+    """The SASS of `fn` specialised for `args`, from triton's ptxas, disassembled by triton's
+    nvdisasm (3.6-3.9: knobs.nvidia.nvdisasm.path). CUDA targets only."""
     import subprocess
     import tempfile
 
     from triton import knobs
-    from triton.backends.compiler import Language
 
-    module, info = generate_ttir_module(fn, args, target=target, options=options)
-    target = info["target"]
-    backend = _make_backend(target)
-    parsed = info["options"]
-    stages: dict = {}
-    backend.add_stages(stages, parsed, Language.TRITON)
-    metadata = {"hash": "sass", "target": target, **parsed.__dict__}
-    for stage in ("ttir", "ttgir", "llir", "ptx", "cubin"):
-        module = stages[stage](module, metadata)
     with tempfile.NamedTemporaryFile(suffix=".cubin") as cubin:
-        cubin.write(module)
+        cubin.write(_compile_through(fn, args, "cubin", target, options))
         cubin.flush()
         return subprocess.run([knobs.nvidia.nvdisasm.path, "-c", cubin.name], capture_output=True, text=True,
                               check=True).stdout

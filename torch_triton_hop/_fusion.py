@@ -468,26 +468,26 @@ def _plan_launch(graph: torch.fx.Graph, node: torch.fx.Node) -> _LaunchPlan | No
     try:
         fused = _checked_fused_kernel(launch, candidates, plans, accessed)
     except _CompiledDifferently as e:
-        # Some arguments may keep the layouts: each alone, then those together.
-        kept = {}
+        # Some arguments may keep the kernel's compiled code: each alone, then those together.
+        kept = []
         for arg in plans:
             try:
                 _checked_fused_kernel(launch, {arg: candidates[arg]}, {arg: plans[arg]}, accessed)
-                kept[arg] = plans[arg]
+                kept.append(arg)
             except (NotFusible, _Refused) as alone:
                 refusals[arg] = str(alone)
-        if len(kept) > 1:
+        fused = None
+        for chosen in ((kept, kept[:1]) if len(kept) > 1 else (kept,)) if kept else ():
             try:
-                fused = _checked_fused_kernel(launch, {a: candidates[a] for a in kept}, kept, accessed)
+                fused = _checked_fused_kernel(launch, {a: candidates[a] for a in chosen},
+                                              {a: plans[a] for a in chosen}, accessed)
+                break
             except (NotFusible, _Refused):
-                refusals.update({arg: str(e) for arg in list(kept)[1:]})
-                kept = dict(list(kept.items())[:1])
-        if not kept:
+                refusals.update({arg: str(e) for arg in chosen[1:]})
+        if fused is None:
             log.debug("launch %s (kernel %s): nothing fused: %s", node.name, name, e)
             return None
-        if len(kept) == 1:
-            fused = _checked_fused_kernel(launch, {a: candidates[a] for a in kept}, kept, accessed)
-        candidates, plans = {a: candidates[a] for a in kept}, kept
+        candidates, plans = {a: candidates[a] for a in chosen}, {a: plans[a] for a in chosen}
     except (NotFusible, _Refused) as e:
         log.debug("launch %s (kernel %s): nothing fused: %s", node.name, name, e)
         return None
@@ -535,28 +535,26 @@ def _check_compiled_code(launch: _LaunchFusion, fused_key: str, vals: dict[str, 
                          fused: Any) -> None:
     """On a GPU: the fused kernel, compiled (TTGIR, SASS; no driver), reduces in the kernel's
     layouts and rounds the kernel's added quotients as it does (see _layouts, _contractions)."""
-    node = launch.node
     start = time.perf_counter()
+    kernel = base_kernel(kernel_side_table.get_kernel(launch.node.kwargs["kernel"]))
     fused_kernel = base_kernel(kernel_side_table.get_kernel(fused_key))
+    kernel_args, fused_args = _kernel_arguments(launch, launch.vals), _kernel_arguments(launch, vals)
     if len(fused.approximate_sums) > len(accessed.approximate_sums):
-        raise _CompiledDifferently("its pointwise code adds the quotient of an fp32 division, which ptxas may fuse into "
-                             "the add or not depending on the code around it (see [Note: Divisions that ptxas may "
-                             "fuse into an add])")
+        raise _CompiledDifferently("its pointwise code adds the quotient of an fp32 division, which ptxas may fuse "
+                                   "into the add or not depending on the code around it (see [Note: Divisions that "
+                                   "ptxas may fuse into an add])")
     if accessed.approximate_sums:
-        contracted = division_difference(base_kernel(kernel_side_table.get_kernel(node.kwargs["kernel"])),
-                                         fused_kernel, _kernel_arguments(launch, launch.vals),
-                                         _kernel_arguments(launch, vals), _launches(launch))
+        contracted = division_difference(kernel, fused_kernel, kernel_args, fused_args, _launches(launch))
         if contracted:
-            raise _CompiledDifferently(f"the kernel adds the quotient of an fp32 division ({', '.join(accessed.approximate_sums)})"
-                                 f" and in the fused kernel {contracted}, so it could round it otherwise (see [Note: "
-                                 "Divisions that ptxas may fuse into an add])")
+            raise _CompiledDifferently(f"the kernel adds the quotient of an fp32 division "
+                                       f"({', '.join(accessed.approximate_sums)}) and in the fused kernel "
+                                       f"{contracted}, so it could round it otherwise (see [Note: Divisions that "
+                                       "ptxas may fuse into an add])")
     if accessed.reduces:
-        difference = layout_difference(base_kernel(kernel_side_table.get_kernel(node.kwargs["kernel"])), fused_kernel,
-                                       _kernel_arguments(launch, launch.vals), _kernel_arguments(launch, vals),
-                                       _launches(launch))
+        difference = layout_difference(kernel, fused_kernel, kernel_args, fused_args, _launches(launch))
         if difference:
             raise _CompiledDifferently(f"{difference}, so it could sum in another order than the unfused program")
-    log.debug("launch %s: the fused kernel's compiled code checked in %.0f ms", node.name,
+    log.debug("launch %s: the fused kernel's compiled code checked in %.0f ms", launch.node.name,
               1000 * (time.perf_counter() - start))
 
 
