@@ -17,6 +17,7 @@
 #   bash benchmarks/device_runs.sh compile_time    # 1 GPU: the Llama + Liger first step, one path per process
 #   bash benchmarks/device_runs.sh trust_recheck   # 1 GPU: the fusion tests and GPU fuzz programs to check again
 #   SEED=9 JOBS=4 COUNT=250 bash benchmarks/device_runs.sh gpu_fuzz   # the fuzzer on one GPU, JOBS processes
+#       # (GPUS=4 JOBS=32: the jobs spread over 4 GPUs, round robin)
 #   bash benchmarks/device_runs.sh trust_x4        # 4 GPUs, 64 cores: what issue 23 asks of the final code
 #       # GPU 0: the gpu-marked fusion tests; GPUs 1-3: the fuzzer, seed 9, 1000 programs;
 #       # the CPU cores: the fuzzer under the interpreter, seed 10, CPU_JOBS x CPU_COUNT programs
@@ -100,8 +101,9 @@ trust_recheck)
     tail -n 12 "$OUT"/trust_recheck_tests.log
     ;;
 gpu_fuzz)
+    rm -rf /tmp/gpu_fuzz_*  # a warm machine keeps an earlier call's programs
     for job in $(seq 0 $((${JOBS:-4} - 1))); do
-        TORCHINDUCTOR_COMPILE_THREADS=1 timeout "${LIMIT:-500}" python3 benchmarks/fuzz_fusion.py --seed "${SEED:-9}" \
+        CUDA_VISIBLE_DEVICES=$((job % ${GPUS:-1})) TORCHINDUCTOR_COMPILE_THREADS=1 timeout "${LIMIT:-500}" python3 benchmarks/fuzz_fusion.py --seed "${SEED:-9}" \
             --start $((job * ${COUNT:-250})) --count "${COUNT:-250}" --batch 25 --out "/tmp/gpu_fuzz_$job" \
             > "/tmp/gpu_fuzz_$job.log" 2>&1 &
     done
