@@ -533,18 +533,22 @@ def test_the_layouts_of_the_fused_kernel_are_compared_when_planning_for_a_gpu(pl
 
 
 @pytest.mark.parametrize("seed,program,fuses_on_a_gpu", [(12, 933, True), (12, 180, True), (14, 1117, True),
-                                                         (14, 1841, None)])  # None: as ptxas compiles it
+                                                         (14, 1841, None),  # None: as ptxas compiles it
+                                                         (15, 4772, False)])
 def test_fuzzer_programs_found_on_a_gpu(seed, program, fuses_on_a_gpu, tmp_path):
     """Seed 12 #933 (a compare folded through the boundary move), #180 (on triton 3.6 the
     capped offsets of an fp16 prologue laid a row sum out column-major: 1 ulp off), seed 14
-    #1117 (tanh of a stored `a - a` folded at compile time: 1 ulp off) and #1841 (ptxas fused
-    a division into a subtraction in the fused kernel only)."""
+    #1117 (tanh of a stored `a - a` folded at compile time: 1 ulp off), #1841 (ptxas fused
+    a division into a subtraction in the fused kernel only) and seed 15 #4772 (LLVM rounded a
+    bf16 operand to fp16 in the kernel only: NaN unfused, inf fused)."""
     import fusion_fuzzer
 
     [result] = fusion_fuzzer.check_range(seed, program, 1, str(tmp_path))
     assert not result.failed, result.report()
-    # The premise, on a GPU: something fused (under the interpreter these ops stay unfused).
-    assert result.record.fused or not ON_GPU or fuses_on_a_gpu is None, result.report()
+    # The premise, on a GPU: something fused, or (False) nothing (under the interpreter these
+    # ops stay unfused).
+    if ON_GPU and fuses_on_a_gpu is not None:
+        assert bool(result.record.fused) == fuses_on_a_gpu, result.report()
 
 
 # See [Note: Divisions that ptxas may fuse into an add].
@@ -607,3 +611,56 @@ def test_quotients_added_are_checked_in_sass_when_planning_for_a_gpu(plan_for_a_
     sass = ("/*0270*/ MUFU.RCP R9, R10 ;\n/*0280*/ FFMA.FTZ R11, R8, R11, R8 ;\n/*0320*/ FFMA R9, R9, R6, R0 ;\n"
             "/*0330*/ MUFU.RCP R7, R7 ;\n/*0340*/ @P2 FMUL R6, R6, 0.25 ;\n/*0440*/ FMUL R9, R7, R6 ;")
     assert reciprocal_readers(sass) == ["FFMA", "FMUL"]
+
+
+# See [Note: Float16 roundings of bfloat16 arithmetic].
+@triton.jit
+def scale_to_half_kernel(x_ptr, c_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)  # float16
+    c = tl.load(c_ptr + offs, mask=mask).to(tl.float32)  # bfloat16
+    tl.store(out_ptr + offs, (x * c).to(tl.float16), mask=mask)
+
+
+def scaled_to_half(x, w):
+    out = torch.empty_like(x)
+    wrap_triton(scale_to_half_kernel)[(triton.cdiv(x.numel(), 64),)](x, (w * 1e-30).to(torch.bfloat16), out, x.numel(),
+                                                                     BLOCK=64)
+    return out
+
+
+MIXED_HALF = "rounds to float16 arithmetic on bfloat16 values"
+
+
+def test_a_kernel_rounding_bfloat16_arithmetic_to_float16_is_not_fused_on_a_gpu(caplog):
+    """Fuzzer seed 15 #4772, minimized: LLVM multiplies in half precision with the bf16 factor
+    (1e-30) rounded to half (0), so inf * c is NaN in the kernel; a fused prologue whose value
+    reaches the multiply through a select kept it in fp32 (inf)."""
+    x = torch.full((100,), float("inf"), device=DEVICE, dtype=torch.float16)
+    x[::3] = 2.0
+    w = torch.rand(100, device=DEVICE) + 0.5
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        check_exact(scaled_to_half, x, w, expect_fused=False)
+    # The interpreter does not fuse a bf16 rounding (it truncates); a GPU refuses the kernel.
+    assert (MIXED_HALF in caplog.text) == ON_GPU, caplog.text
+
+
+def test_bfloat16_arithmetic_rounded_to_float16_is_found_when_planning_for_a_gpu(plan_for_a_gpu, caplog):
+    """Without a GPU: the kernel's TTIR shows the rounding, and nothing is fused into it;
+    the same kernel on float16 factors fuses."""
+    x = torch.ones(100, device=DEVICE, dtype=torch.float16)
+    w = torch.rand(100, device=DEVICE)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        _, code = compiled(scaled_to_half, x, w, fusion=True)
+    assert not fused_launches(code) and MIXED_HALF in caplog.text, caplog.text
+
+    def scaled_by_half(x, w):
+        out = torch.empty_like(x)
+        wrap_triton(scale_to_half_kernel)[(2,)](x, (w * 3.0).to(torch.float16), out, x.numel(), BLOCK=64)
+        return out
+
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        _, code = compiled(scaled_by_half, x, w, fusion=True)
+    assert fused_launches(code) and MIXED_HALF not in caplog.text, caplog.text

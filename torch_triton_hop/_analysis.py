@@ -92,6 +92,9 @@ class TensorAccesses:
     # Source lines where the kernel adds the quotient of an fp32 (or narrower) division
     # (see [Note: Divisions that ptxas may fuse into an add]).
     approximate_sums: list[str] = dataclasses.field(default_factory=list)
+    # Source lines where the kernel rounds to float16 an add, subtract, multiply or division
+    # of bfloat16 values (see [Note: Float16 roundings of bfloat16 arithmetic]).
+    mixed_half_roundings: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -401,6 +404,7 @@ def _analyse(base: Any, args: dict[str, Any]) -> tuple[dict[str, list[str]], set
            for kind, by_param in (("write", summary.write_ops), ("read", summary.read_ops))}
     ops["reduces"] = _REDUCTION.search(text) is not None
     ops["approximate_sums"] = _approximate_divisions_added(functions, aliases)
+    ops["mixed_half_roundings"] = _mixed_half_roundings(functions, aliases)
     return writes, reads, ops
 
 
@@ -432,6 +436,50 @@ def _approximate_divisions_added(functions: dict[str, Function], aliases: dict[s
             if op.name in _ADDING and any(o in quotients for o in op.operands):
                 division = next(quotients[o] for o in op.operands if o in quotients)
                 found.add(resolve_location(division.loc, aliases) or "?")
+    return sorted(str(f) for f in found)
+
+
+# [Note: Float16 roundings of bfloat16 arithmetic]
+# TL;DR: LLVM (triton 3.6-3.9) rewrites fptrunc-to-half(fop(fpext a, fpext b)) as the op in
+# half precision on the operands truncated to half, where a and b are bfloat16 or half
+# values: its check compares mantissa widths only, so a bfloat16 operand outside half's
+# range (or in half's subnormals) is rounded before the op. Whether it does so depends on
+# how the operands reach the op (a select between the fpext and the op stops it), so a
+# fused kernel whose prologue feeds such an op may compute otherwise than the kernel.
+# Found by the fusion fuzzer (seed 15 #4772, H200, triton 3.6): `(x.to(f32) *
+# c.to(f32)).to(f16)` with x fp16 = inf and c bf16 = 1e-30 is NaN in the kernel (PTX: c
+# converted to half, mul.f16) and inf in the fused kernel, whose c came through a select.
+# Kernels with such a rounding are not fused on a GPU (_fusion); the interpreter computes
+# in numpy and is unaffected.
+_NARROW_FLOAT_OPS = {"arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.remf"}
+_PASS_VALUES = _SAME_VALUES | {"ttg.convert_layout", "arith.select"}
+
+
+def _mixed_half_roundings(functions: dict[str, Function], aliases: dict[str, str]) -> list[str]:
+    """Source lines of each rounding to float16 (arith.truncf) of an add, subtract, multiply,
+    division or remainder with a bfloat16 operand (arith.extf from bf16, through splats,
+    broadcasts, reshapes, layout conversions and selects)."""
+    found = set()
+    for function in functions.values():
+        ops = list(walk(function.body))
+        types = {op: op.text.rsplit(":", 1)[-1] for op in ops}
+        from_bf16 = {r for op in ops if op.name == "arith.extf" and "bf16" in types[op].split(" to ")[0]
+                     for r in op.results}
+        mixed: set[int] = set()  # results of float ops on a bfloat16 operand
+        grew = True
+        while grew:  # forward through ops that pass values on, to a fixpoint
+            grew = False
+            for op in ops:
+                for values, reached in ((from_bf16, op.name in _PASS_VALUES and not from_bf16.isdisjoint(op.operands)),
+                                        (mixed, op.name in _NARROW_FLOAT_OPS and not from_bf16.isdisjoint(op.operands)
+                                         or op.name in _PASS_VALUES and not mixed.isdisjoint(op.operands))):
+                    if reached and not values.issuperset(op.results):
+                        values.update(op.results)
+                        grew = True
+        for op in ops:
+            if op.name == "arith.truncf" and re.search(r"(^|[x\s])f16>?\s*$", types[op].split(" to ")[-1]) \
+                    and not mixed.isdisjoint(op.operands):
+                found.add(resolve_location(op.loc, aliases) or "?")
     return sorted(str(f) for f in found)
 
 
@@ -517,6 +565,7 @@ def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAcce
         read_ops={name: ops["read"][name] for name in tensors if name in ops["read"]},
         reduces=ops.get("reduces", True),
         approximate_sums=ops.get("approximate_sums", []),
+        mixed_half_roundings=ops.get("mixed_half_roundings", []),
     )
 
 

@@ -434,6 +434,11 @@ def _plan_launch(graph: torch.fx.Graph, node: torch.fx.Node) -> _LaunchPlan | No
         log.debug("launch %s (kernel %s): nothing fused: the analysis could not decide (%s)", node.name, name,
                   accessed.fallback_reason)
         return None
+    if launch.target == "gpu" and accessed.mixed_half_roundings:
+        log.debug("launch %s (kernel %s): nothing fused: the kernel rounds to float16 arithmetic on bfloat16 values "
+                  "(%s), which LLVM compiles one way or another depending on the code around it (see [Note: Float16 "
+                  "roundings of bfloat16 arithmetic])", node.name, name, ", ".join(accessed.mixed_half_roundings))
+        return None
     fn = _compat.python_function(base)
     candidates: dict[str, _Candidate] = {}
     refusals: dict[str, str] = {}
@@ -543,6 +548,10 @@ def _check_compiled_code(launch: _LaunchFusion, fused_key: str, vals: dict[str, 
         raise _CompiledDifferently("its pointwise code adds the quotient of an fp32 division, which ptxas may fuse "
                                    "into the add or not depending on the code around it (see [Note: Divisions that "
                                    "ptxas may fuse into an add])")
+    if len(fused.mixed_half_roundings) > len(accessed.mixed_half_roundings):
+        raise _CompiledDifferently("its pointwise code rounds to float16 arithmetic on bfloat16 values, which LLVM "
+                                   "compiles one way or another depending on the code around it (see [Note: Float16 "
+                                   "roundings of bfloat16 arithmetic])")
     if accessed.approximate_sums:
         contracted = division_difference(kernel, fused_kernel, kernel_args, fused_args, _launches(launch))
         if contracted:
