@@ -418,14 +418,18 @@ def lowering_input(name: str, device: torch.device, dtype: torch.dtype, dim: int
 
 def held_as(box: Any, dtype: torch.dtype) -> Any:
     """`box` as a buffer of `dtype` would hold it: a Pointwise converting its loader's value with
-    ops.to_dtype (the lowerings keep an inlined value in whatever type the overrides compute)."""
+    the handler's held_as (ops.to_dtype where the handler has none; the lowerings keep an
+    inlined value in whatever type the overrides compute)."""
     ir = inductor_ir()
     loader = box.make_loader()
     V = _virtualized()
-    # V.ops is read when the loader runs: the ops handler then (evaluate_lowered's), not now's
-    return ir.Pointwise.create(device=box.get_device(), dtype=dtype,
-                               inner_fn=lambda index: V.ops.to_dtype(loader(index), dtype),
-                               ranges=list(box.get_size()))
+
+    def inner_fn(index: Any) -> Any:
+        # V.ops is read when the loader runs: the ops handler then (evaluate_lowered's), not now's
+        convert = getattr(V.ops, "held_as", None) or V.ops.to_dtype
+        return convert(loader(index), dtype)
+
+    return ir.Pointwise.create(device=box.get_device(), dtype=dtype, inner_fn=inner_fn, ranges=list(box.get_size()))
 
 
 def lowered_dtype(box: Any) -> torch.dtype:

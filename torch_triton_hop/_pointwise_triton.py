@@ -133,6 +133,10 @@ class _Emitter:
         self.by_text: dict[str, Any] = {}
         self.inputs: dict[str, Any] = {}  # lowering input name -> variable
         self.variables: dict[str, Any] = {}
+        # Variables that hold (or derive from) a narrow integer wrapped as eager wraps it, where
+        # inductor's Triton code may hold a wider value (see [Note: Narrow integers wrap at every op]).
+        self.wrapped: set[str] = set()
+        self.dtypes: dict[str, torch.dtype | None] = {}  # variable -> the dtype its Triton value has, where known
 
     def variable(self, expression: str, dtype: torch.dtype | None) -> Any:
         if expression in self.by_text:
@@ -141,6 +145,14 @@ class _Emitter:
         self.lines.append(f"{name} = {expression}")
         var = _compat_inductor.lowering_variable(name, dtype)
         self.by_text[expression] = self.variables[name] = var
+        self.dtypes[name] = dtype
+        return var
+
+    def held_as(self, value: Any, dtype: torch.dtype) -> Any:
+        """ops.to_dtype(value, dtype) after an op on narrow integers: the wrap eager does."""
+        var = self.variable(_compat_inductor.triton_op_text("to_dtype", value, dtype), _compute_dtype(dtype))
+        if self.dtypes.get(str(value)) != dtype or str(value) in self.wrapped:
+            self.wrapped.add(str(var))
         return var
 
     def load(self, name: str, index: Any) -> Any:
@@ -162,6 +174,7 @@ class _Emitter:
 
         def emit(*args: Any, **kwargs: Any) -> Any:
             result_dtype = _result_dtype(op, args)
+            triton_dtype = _triton_dtype(op, [self.dtypes.get(str(a)) for a in args], args)
             if self.target == "interpreter" and op in ("to_dtype", "constant") and \
                     args[1] in _TRUNCATED_ON_INTERPRETER:
                 args = (args[0], _interpreter_dtype(op, *args[:2]), *args[2:])
@@ -174,7 +187,16 @@ class _Emitter:
             if self.target == "interpreter" and any(name in text for name in _INTERPRETER_BITS_TYPES):
                 raise NotFusible(f"ops.{op} gives `{text}`, a bf16 / fp8 value, which triton's interpreter computes "
                                  "on its bits (fused on a GPU)")
-            return self.variable(text, result_dtype)
+            wrapped = any(str(a) in self.wrapped for a in args)
+            if wrapped and self.target != "interpreter" and not _exact_after_a_wrap(op, triton_dtype):
+                raise NotFusible(f"it computes ops.{op} of integers wrapped as eager wraps them, where inductor's "
+                                 "Triton code (the unfused program on a GPU) does not wrap them; on a GPU that op "
+                                 "rounds as neither would (see [Note: Narrow integers wrap at every op])")
+            var = self.variable(text, result_dtype)
+            self.dtypes[str(var)] = triton_dtype
+            if wrapped:
+                self.wrapped.add(str(var))
+            return var
 
         return emit
 
@@ -213,6 +235,17 @@ def _result_dtype(op: str, args: tuple[Any, ...]) -> torch.dtype | None:
         return torch.bool
     dtypes = [a.dtype for a in args if getattr(a, "dtype", None) is not None and isinstance(a.dtype, torch.dtype)]
     return dtypes[0] if dtypes and all(d == dtypes[0] for d in dtypes) else None
+
+
+def _triton_dtype(op: str, arg_dtypes: list[Any], args: tuple[Any, ...]) -> torch.dtype | None:
+    """The dtype of the Triton value an op gives, where known: an op on values of one dtype
+    keeps it (Triton promotes mixed ones; a Python scalar does not count)."""
+    if op in ("to_dtype", "constant", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+              "logical_xor", "logical_not"):
+        return _result_dtype(op, args)
+    values = [d for d, a in zip(arg_dtypes, args) if not isinstance(a, (int, float, bool, torch.dtype))]
+    known = [d for d in values if isinstance(d, torch.dtype)]
+    return known[0] if known and len(known) == len(values) and all(d == known[0] for d in known) else None
 
 
 def _load_expression(operand: Operand, dtype: torch.dtype, target: str) -> str:
@@ -332,7 +365,25 @@ def _check_no_low_precision_arithmetic(nodes: list[torch.fx.Node]) -> None:
 # Triton already computed it in that type, the wrap eager does where it did not. The same for
 # bool: add(a, b, alpha=2) of bools is lowered to `a | b * 2` of int64s, which must become 0 or
 # 1 (to int1 is `!= 0` in Triton) before a later .to(tl.int8) reads it (seed 7, #1741).
+# On a GPU a region whose integers were wrapped (where inductor's Triton code may not wrap them:
+# the unfused program computes other values) must then compute as eager does, exactly: integer
+# and logical ops, comparisons, selects, conversions. Float arithmetic on the wrapped values
+# would round as inductor's Triton code does (a division is div.full, a multiply and an add
+# may contract) on values it never computes: neither eager's result nor the unfused program's
+# (fuzzer seed 16 #733, H200: relu(x) ** 2 / relu(x) of a uint8 x = 255 came out 1 ulp from
+# eager's 1 / 255, where the unfused program gives 65025 / 255).
 _WRAPPING_INTEGERS = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32}
+_EXACT_EVERYWHERE = {
+    "to_dtype", "constant", "identity", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+    "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "and_", "or_", "xor",
+    "where", "maximum", "minimum", "abs", "neg", "sign", "relu",
+}
+_INTEGER_ARITHMETIC = {"add", "sub", "mul", "square", "floordiv", "remainder", "mod", "truncdiv", "lshift", "rshift"}
+
+
+def _exact_after_a_wrap(op: str, result_dtype: torch.dtype | None) -> bool:
+    integer = result_dtype is not None and not result_dtype.is_floating_point
+    return op in _EXACT_EVERYWHERE or op in _INTEGER_ARITHMETIC and integer
 
 
 def _lower_region(emitter: _Emitter, boundary: dict[torch.fx.Node, tuple[str, str, torch.dtype]],
