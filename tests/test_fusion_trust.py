@@ -686,8 +686,30 @@ def test_wrapped_integers_are_not_divided_on_a_gpu(plan_for_a_gpu, caplog):
     with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
         _, code = compiled(lambda x: (torch.relu(copy(x)) ** 2 > 7).to(torch.float32), x, fusion=True)
     assert fused_launches(code), caplog.text
+    # A float add or multiply rounds as eager's, unless an add reads a product (an FMA).
+    with torch._inductor.config.patch(fx_graph_cache=False):
+        _, code = compiled(lambda x: (torch.relu(copy(x)) ** 3).to(torch.float32) * 0.5 - 0.75, x, fusion=True)
+    assert not fused_launches(code), code
+    with torch._inductor.config.patch(fx_graph_cache=False):
+        _, code = compiled(lambda x: (torch.relu(copy(x)) ** 3).to(torch.float32) - 0.75, x, fusion=True)
+    assert fused_launches(code), code
 
 
 def test_wrapped_integers_divide_as_eager_under_the_interpreter():
     x = torch.arange(256, device=DEVICE).to(torch.uint8)
     check_exact(lambda x: torch.relu(copy(x)) ** 2 / torch.relu(copy(x)), x, expect_fused=not ON_GPU)
+
+
+def test_an_operand_is_not_moved_before_a_launch_that_writes_what_it_reads():
+    """The second launch is not fused (its output is also summed) and is written in place
+    into its output buffer; exp and the sum read that buffer with no graph edge to the launch.
+    The first launch's epilogue takes their product as an operand, and moving it before the
+    first launch (so the fused kernel can read it) read the buffer before the second launch
+    wrote it (seen on a GPU as relu(x) ** 2 / relu(x) of uint8 = inf: wrong on CPU too)."""
+    def f(x, y):
+        first, second = copy(x), copy(y)
+        return first + torch.exp(second) * second.sum()
+
+    x, y = torch.randn(256, device=DEVICE), torch.randn(256, device=DEVICE)
+    check_exact(f, x, y, expect_fused=False)
+    torch.testing.assert_close(compiled(f, x, y, fusion=True)[0], f(x, y))

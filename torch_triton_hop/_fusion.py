@@ -19,8 +19,9 @@
 #    no other output of the launch feeds the epilogue;
 #  - the operands are computed before the launch (one computed after it moves before it, with
 #    what it needs, if none of that writes memory or draws random numbers and nothing in
-#    between writes what it reads), and nothing between the launch and
-#    the epilogue (the prologue and the launch) writes their memory;
+#    between writes what any of it reads, a launch already written in place included), and
+#    nothing between the launch and the epilogue (the prologue and the launch) writes their
+#    memory;
 #  - prologue: a tensor loaded inside a loop (which may re-read it) is fused only if the fused
 #    loads read no more bytes per element than the tensor they replace, and never into a
 #    kernel that calls tl.dot (measured: a dequantising prologue in a matmul's main loop ran
@@ -307,9 +308,11 @@ class _LaunchFusion:
 
     def _hoist(self, late: list[torch.fx.Node]) -> None:
         """Move operands computed after the launch, with the nodes they need, before it: the
-        same values, as nothing they read is written in between and none of them writes
-        memory or draws random numbers. (None depends on the launch: the region takes every
-        pointwise op whose inputs from the launch are all inside it, so an operand never is.)"""
+        same values, as nothing they read is written in between (moved or not: a launch
+        already written in place writes a buffer that a moved node reads with no graph edge
+        to it) and none of them writes memory or draws random numbers. (None depends on the
+        launch: the region takes every pointwise op whose inputs from the launch are all
+        inside it, so an operand never is.)"""
         start = self.order[self.node]
         needed: set[torch.fx.Node] = set()
         stack = list(late)
@@ -327,7 +330,7 @@ class _LaunchFusion:
             return
         moved = sorted(needed, key=self.order.__getitem__)
         between = [n for n in self.graph.nodes if start < self.order[n] < self.order[moved[-1]] and n not in needed]
-        inputs = [a for n in moved for a in n.all_input_nodes if a not in needed]
+        inputs = [a for n in moved for a in n.all_input_nodes]
         _check_no_writes(between, inputs, "between the launch and an operand computed after it")
         for n in moved:
             self.node.prepend(n)

@@ -137,6 +137,7 @@ class _Emitter:
         # inductor's Triton code may hold a wider value (see [Note: Narrow integers wrap at every op]).
         self.wrapped: set[str] = set()
         self.dtypes: dict[str, torch.dtype | None] = {}  # variable -> the dtype its Triton value has, where known
+        self.products: set[str] = set()  # variables holding a float product (an add of one may contract)
 
     def variable(self, expression: str, dtype: torch.dtype | None) -> Any:
         if expression in self.by_text:
@@ -188,7 +189,8 @@ class _Emitter:
                 raise NotFusible(f"ops.{op} gives `{text}`, a bf16 / fp8 value, which triton's interpreter computes "
                                  "on its bits (fused on a GPU)")
             wrapped = any(str(a) in self.wrapped for a in args)
-            if wrapped and self.target != "interpreter" and not _exact_after_a_wrap(op, triton_dtype):
+            of_product = any(str(a) in self.products for a in args)
+            if wrapped and self.target != "interpreter" and not _exact_after_a_wrap(op, triton_dtype, of_product):
                 raise NotFusible(f"it computes ops.{op} of integers wrapped as eager wraps them, where inductor's "
                                  "Triton code (the unfused program on a GPU) does not wrap them; on a GPU that op "
                                  "rounds as neither would (see [Note: Narrow integers wrap at every op])")
@@ -196,6 +198,8 @@ class _Emitter:
             self.dtypes[str(var)] = triton_dtype
             if wrapped:
                 self.wrapped.add(str(var))
+            if op in _MULTIPLYING and not _is_integer(triton_dtype) or op in ("neg", "identity") and of_product:
+                self.products.add(str(var))
             return var
 
         return emit
@@ -367,11 +371,12 @@ def _check_no_low_precision_arithmetic(nodes: list[torch.fx.Node]) -> None:
 # 1 (to int1 is `!= 0` in Triton) before a later .to(tl.int8) reads it (seed 7, #1741).
 # On a GPU a region whose integers were wrapped (where inductor's Triton code may not wrap them:
 # the unfused program computes other values) must then compute as eager does, exactly: integer
-# and logical ops, comparisons, selects, conversions. Float arithmetic on the wrapped values
-# would round as inductor's Triton code does (a division is div.full, a multiply and an add
-# may contract) on values it never computes: neither eager's result nor the unfused program's
-# (fuzzer seed 16 #733, H200: relu(x) ** 2 / relu(x) of a uint8 x = 255 came out 1 ulp from
-# eager's 1 / 255, where the unfused program gives 65025 / 255).
+# and logical ops, comparisons, selects, conversions, and float adds, subtracts and multiplies
+# (IEEE, correctly rounded) where no add reads a product (LLVM would contract the two into one
+# FMA, one rounding where eager makes two). A division (div.full), a libdevice call or an FMA
+# would round as inductor's Triton code does, on values it never computes: neither eager's
+# result nor the unfused program's (fuzzer seed 16 #733, H200: relu(x) ** 2 / relu(x) of a
+# uint8 x = 255 came out 1 ulp from eager's 1 / 255, where the unfused program gives 65025 / 255).
 _WRAPPING_INTEGERS = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32}
 _EXACT_EVERYWHERE = {
     "to_dtype", "constant", "identity", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
@@ -379,11 +384,17 @@ _EXACT_EVERYWHERE = {
     "where", "maximum", "minimum", "abs", "neg", "sign", "relu",
 }
 _INTEGER_ARITHMETIC = {"add", "sub", "mul", "square", "floordiv", "remainder", "mod", "truncdiv", "lshift", "rshift"}
+_MULTIPLYING = {"mul", "square"}
 
 
-def _exact_after_a_wrap(op: str, result_dtype: torch.dtype | None) -> bool:
-    integer = result_dtype is not None and not result_dtype.is_floating_point
-    return op in _EXACT_EVERYWHERE or op in _INTEGER_ARITHMETIC and integer
+def _is_integer(dtype: torch.dtype | None) -> bool:
+    return dtype is not None and not dtype.is_floating_point
+
+
+def _exact_after_a_wrap(op: str, result_dtype: torch.dtype | None, of_product: bool) -> bool:
+    if op in _EXACT_EVERYWHERE or op in _INTEGER_ARITHMETIC and _is_integer(result_dtype):
+        return True
+    return op in _MULTIPLYING or op in ("add", "sub") and not of_product
 
 
 def _lower_region(emitter: _Emitter, boundary: dict[torch.fx.Node, tuple[str, str, torch.dtype]],
