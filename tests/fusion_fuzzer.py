@@ -650,9 +650,15 @@ class _RegionBuilder:
             stored = shape
         leaf = self.program.leaf(dtype, stored)
         env[leaf.name] = make_tensor(leaf.values, dtype, stored, "cpu")
+        name = leaf.name
+        if self.program.second_launches and self.program.second_rng.random() < 0.5:
+            step = self.new_value(f"fz_copy({leaf.name})", "second_launch", env)
+            assert step is not None
+            self.program.features.append("second_launch")
+            name = step.target
         if not access:
-            return leaf.name
-        step = self.new_value(f"{leaf.name}{access}", "strided_view", env)
+            return name
+        step = self.new_value(f"{name}{access}", "strided_view", env)
         assert step is not None
         return step.target
 
@@ -722,7 +728,28 @@ class _RegionBuilder:
         return self.new_value(_BINARY[name].format(*operands), name, env)
 
 
-_EVAL_GLOBALS = {"torch": torch, "F": torch.nn.functional}
+# A second launch inside a region: `fz_copy(t)` launches a copy kernel on `t` (eagerly and in
+# the generated code alike); when generating, a clone stands for it. Its output becomes an
+# operand of the region, so the fusion of one launch meets another launch around it: an
+# operand computed after the launch from a launch written in place (nothing may move it
+# before the launch, see _fusion._LaunchFusion._hoist), a launch fused or refused first.
+FIRST_SEED_WITH_SECOND_LAUNCHES = 19
+SECOND_LAUNCH = '''
+
+@triton.jit
+def fz_copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+def fz_copy(x):
+    x = x.contiguous()
+    out = torch.empty_like(x)
+    wrap_triton(fz_copy_kernel)[(triton.cdiv(max(x.numel(), 1), 64),)](x, out, x.numel(), BLOCK=64)
+    return out
+'''
+_EVAL_GLOBALS = {"torch": torch, "F": torch.nn.functional, "fz_copy": lambda t: t.clone()}
 
 
 @dataclasses.dataclass
@@ -823,7 +850,7 @@ class Program:
                                    else repr(v) for v in values) + "]"
         inputs = "\n".join(f"        make({literal(l.values)}, {l.dtype}, {l.shape})," for l in self.leaves)
         comment = "".join(f"# {line}\n" for line in note.splitlines())
-        return _REPRODUCER.format(note=comment, describe=self.describe(), kernel=self.kernel.source,
+        return _REPRODUCER.format(note=comment, describe=self.describe(), kernel=self.kernel.source + SECOND_LAUNCH,
                                   program=self.source(), name=self.name, inputs=inputs,
                                   outputs=[(o.source, o.view_shape) for o in self.outputs])
 
@@ -918,6 +945,10 @@ class _ProgramBuilder:
         self.counter = 0
         self.leaves: list[Leaf] = []
         self.features: list[str] = []
+        # Second launches draw from their own stream, and only from FIRST_SEED_WITH_SECOND_LAUNCHES
+        # on: every program of an earlier seed is as it was when its failures were recorded.
+        self.second_rng = random.Random(f"fusion-second:{seed}:{index}")
+        self.second_launches = seed >= FIRST_SEED_WITH_SECOND_LAUNCHES and self.second_rng.random() < 0.25
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -1000,7 +1031,7 @@ import triton
 import triton.language as tl
 
 from torch_triton_hop import wrap_triton
-'''
+''' + SECOND_LAUNCH
 
 
 def load_programs(programs: list[Program], directory: str, module_name: str) -> None:
@@ -1491,8 +1522,13 @@ def _kernel_outputs_agree(program: Program, reference: Reference, names: list[st
 
 def check_range(seed: int, start: int, count: int, directory: str, device: str | None = None) -> list[Result]:
     """Generate, load and check programs start .. start + count - 1 of `seed` as one batch."""
-    programs = [generate_program(seed, i) for i in range(start, start + count)]
-    load_programs(programs, directory, f"fuzz_fusion_{seed}_{start}_{os.getpid()}")
+    return check_programs([generate_program(seed, i) for i in range(start, start + count)], directory, device)
+
+
+def check_programs(programs: list[Program], directory: str, device: str | None = None) -> list[Result]:
+    """Load and check `programs` as one batch."""
+    first = programs[0]
+    load_programs(programs, directory, f"fuzz_fusion_{first.seed}_{first.index}_{os.getpid()}")
     return run_batch(programs, device)
 
 

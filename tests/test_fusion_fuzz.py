@@ -18,6 +18,7 @@ SEED = 13          # issue 13: the fusion
 COUNT = 200        # programs: about 4 minutes of one CPU core (interpreter), 0.8 programs/s
 BATCH = 50         # programs per torch.compile: inductor's fixed cost per compile is paid once per batch
 PLANTED_SEED = 23  # issue 23: programs that show a planted bug
+SECOND_LAUNCH_COUNT = 30  # programs with a second launch (about 40 s)
 
 
 def test_fused_programs_compute_eagers_results(tmp_path):
@@ -36,6 +37,25 @@ def test_fused_programs_compute_eagers_results(tmp_path):
     kinds = [kind for r in ran for kind in r.record.fused.values()]
     assert len(fused) >= 0.3 * len(ran), fusion_fuzzer.summarize(results)
     assert kinds.count("prologue") >= 0.1 * len(ran) and kinds.count("epilogue") >= 0.1 * len(ran)
+
+
+def test_programs_with_a_second_launch(tmp_path):
+    """Programs whose pointwise code launches a copy kernel too, so one launch's fusion meets
+    another launch: an operand computed after the launch from a launch written in place,
+    launches fused or refused in either order (the first GPU find of this kind: an operand
+    moved before the launch that wrote what it reads)."""
+    seed = fusion_fuzzer.FIRST_SEED_WITH_SECOND_LAUNCHES
+    programs = [p for p in (fusion_fuzzer.generate_program(seed, i) for i in range(200))
+                if "second_launch" in p.features][:SECOND_LAUNCH_COUNT]
+    results = fusion_fuzzer.check_programs(programs, str(tmp_path))
+    print(fusion_fuzzer.summarize(results))
+    failed = [r for r in results if r.failed]
+    assert not failed, f"{len(failed)} programs failed:\n\n" + "\n\n".join(r.report() for r in failed[:5])
+    ran = [r for r in results if r.verdict != "invalid"]
+    assert len(ran) >= 0.9 * SECOND_LAUNCH_COUNT and sum(bool(r.record.fused) for r in ran) >= 0.3 * len(ran)
+    # The premise: some operand would have moved past a launch written in place.
+    assert any("between the launch and an operand computed after it writes" in reason
+               for r in ran for reason in r.record.refused.values()), fusion_fuzzer.summarize(results)
 
 
 def test_programs_are_the_same_whatever_the_batch():
