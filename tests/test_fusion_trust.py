@@ -678,10 +678,13 @@ def test_wrapped_integers_are_not_divided_on_a_gpu(plan_for_a_gpu, caplog):
     a GPU its division (div.full) would round 1 / 255 as neither program does. Planned for a
     GPU it is refused; integer ops, comparisons and conversions after the wrap still fuse."""
     x = torch.arange(256, device=DEVICE).to(torch.uint8)
-    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False), \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         _, code = compiled(lambda x: torch.relu(copy(x)) ** 2 / torch.relu(copy(x)), x, fusion=True)
     assert not fused_launches(code) and "ops.truediv of integers wrapped as eager wraps them" in caplog.text, \
         caplog.text
+    assert not [w for w in caught if "OpHandler" in str(w.message)], [str(w.message) for w in caught]
     caplog.clear()
     with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
         _, code = compiled(lambda x: (torch.relu(copy(x)) ** 2 > 7).to(torch.float32), x, fusion=True)

@@ -425,8 +425,10 @@ def held_as(box: Any, dtype: torch.dtype) -> Any:
     V = _virtualized()
 
     def inner_fn(index: Any) -> Any:
-        # V.ops is read when the loader runs: the ops handler then (evaluate_lowered's), not now's
-        convert = getattr(V.ops, "held_as", None) or V.ops.to_dtype
+        # V.ops is read when the loader runs: the ops handler then (evaluate_lowered's), not now's.
+        # Looked up on the class: inductor's own handlers warn of any op they do not define.
+        handler = V.ops
+        convert = handler.held_as if hasattr(type(handler), "held_as") else handler.to_dtype
         return convert(loader(index), dtype)
 
     return ir.Pointwise.create(device=box.get_device(), dtype=dtype, inner_fn=inner_fn, ranges=list(box.get_size()))
