@@ -237,3 +237,22 @@ def test_a_tuple_of_tensors_falls_back_and_is_reported_written():
     accesses = identify_accessed_tensors(_store_through_a_tuple_argument, kwargs)
     assert accesses.writes == ["x_ptr", "outs"]
     assert "argument outs is a tuple holding tensors" in accesses.fallback_reason
+
+
+@triton.jit
+def _product_to_half(x_ptr, c_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
+    c = tl.load(c_ptr + offs, mask=mask).to(tl.float32)
+    tl.store(out_ptr + offs, (x * c[None, :].reshape(BLOCK)).to(tl.float16), mask=mask)
+
+
+@pytest.mark.parametrize("factor", [torch.bfloat16, torch.float16, torch.float32])
+def test_fp16_roundings_of_bf16_arithmetic_are_listed(factor):
+    """See [Note: Float16 roundings of bfloat16 arithmetic]: only a bf16 operand (through
+    reshapes) of an op rounded to fp16 is listed, by its source line."""
+    kwargs = dict(x_ptr=torch.empty(16, dtype=torch.float16), c_ptr=torch.empty(16, dtype=factor),
+                  out_ptr=torch.empty(16, dtype=torch.float16), n=16, BLOCK=16)
+    found = identify_accessed_tensors(_product_to_half, kwargs).mixed_half_roundings
+    assert len(found) == (factor == torch.bfloat16) and all("test_analysis.py:" in line for line in found), found

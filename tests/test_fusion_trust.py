@@ -716,3 +716,33 @@ def test_an_operand_is_not_moved_before_a_launch_that_writes_what_it_reads():
     x, y = torch.randn(256, device=DEVICE), torch.randn(256, device=DEVICE)
     check_exact(f, x, y, expect_fused=False)
     torch.testing.assert_close(compiled(f, x, y, fusion=True)[0], f(x, y))
+
+
+@triton.jit
+def scale_to_half_through_select_kernel(x_ptr, c_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
+    c = tl.where(mask, tl.load(c_ptr + offs, mask=mask), 0.0).to(tl.float32)  # as a fused prologue gives it
+    tl.store(out_ptr + offs, (x * c).to(tl.float16), mask=mask)
+
+
+def test_llvm_multiplies_bfloat16_in_half_precision_unless_a_select_intervenes():
+    """The premise of [Note: Float16 roundings of bfloat16 arithmetic], in the PTX for sm_90 (no
+    driver): the kernel's fp32 multiply becomes mul.f16 on the bf16 factor rounded to fp16; with
+    the factor through a select, as a fused prologue hands it over, it stays mul.f32."""
+    import re
+
+    from triton.backends.compiler import GPUTarget
+
+    from torch_triton_hop import _compat_ttir
+
+    args = dict(x_ptr=torch.empty(64, dtype=torch.float16), c_ptr=torch.empty(64, dtype=torch.bfloat16),
+                out_ptr=torch.empty(64, dtype=torch.float16), n=64, BLOCK=64)
+
+    def multiplies(kernel):
+        ptx = _compat_ttir._compile_through(kernel, args, "ptx", GPUTarget("cuda", 90, 32), None)
+        return set(re.findall(r"\bmul\.(?:rn\.)?f(?:16|32)\b", ptx))
+
+    assert multiplies(scale_to_half_kernel) == {"mul.f16"}
+    assert multiplies(scale_to_half_through_select_kernel) == {"mul.f32"}
