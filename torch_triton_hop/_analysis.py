@@ -414,6 +414,23 @@ _SAME_VALUES = {"tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.
 _ADDING = {"arith.addf", "arith.subf", "tt.reduce", "tt.scan", "tt.call"}
 
 
+def _forward_through(ops: list[Op], start: dict[int, Op], passing: set[str]) -> dict[int, Op]:
+    """`start` (value -> the op it comes from) and every value an op of `passing` makes from
+    one of them, to a fixpoint."""
+    reached = dict(start)
+    grew = True
+    while grew:
+        grew = False
+        for op in ops:
+            if op.name in passing:
+                source = next((reached[o] for o in op.operands if o in reached), None)
+                if source is not None:
+                    for result in op.results:
+                        if result not in reached:
+                            reached[result], grew = source, True
+    return reached
+
+
 def _approximate_divisions_added(functions: dict[str, Function], aliases: dict[str, str]) -> list[str]:
     """Source lines of each fp32 (or narrower) division whose quotient is added to or from
     something (an add, a subtract, a reduction or scan, or a call that may do either).
@@ -421,17 +438,9 @@ def _approximate_divisions_added(functions: dict[str, Function], aliases: dict[s
     found = set()
     for function in functions.values():
         ops = list(walk(function.body))
-        quotients = {result: op for op in ops if op.name == "arith.divf"
-                     and "f64" not in op.text.rsplit(":", 1)[-1] for result in op.results}
-        grew = True
-        while grew:  # the quotient through splats, broadcasts and reshapes
-            grew = False
-            for op in ops:
-                source = next((quotients[o] for o in op.operands if o in quotients), None)
-                if op.name in _SAME_VALUES and source is not None:
-                    for result in op.results:
-                        if result not in quotients:
-                            quotients[result], grew = source, True
+        quotients = _forward_through(ops, {result: op for op in ops if op.name == "arith.divf"
+                                           and "f64" not in op.text.rsplit(":", 1)[-1] for result in op.results},
+                                     _SAME_VALUES)  # the quotient through splats, broadcasts and reshapes
         for op in ops:
             if op.name in _ADDING and any(o in quotients for o in op.operands):
                 division = next(quotients[o] for o in op.operands if o in quotients)
@@ -463,22 +472,14 @@ def _mixed_half_roundings(functions: dict[str, Function], aliases: dict[str, str
     for function in functions.values():
         ops = list(walk(function.body))
         types = {op: op.text.rsplit(":", 1)[-1] for op in ops}
-        from_bf16 = {r for op in ops if op.name == "arith.extf" and "bf16" in types[op].split(" to ")[0]
-                     for r in op.results}
-        mixed: set[int] = set()  # results of float ops on a bfloat16 operand
-        grew = True
-        while grew:  # forward through ops that pass values on, to a fixpoint
-            grew = False
-            for op in ops:
-                for values, reached in ((from_bf16, op.name in _PASS_VALUES and not from_bf16.isdisjoint(op.operands)),
-                                        (mixed, op.name in _NARROW_FLOAT_OPS and not from_bf16.isdisjoint(op.operands)
-                                         or op.name in _PASS_VALUES and not mixed.isdisjoint(op.operands))):
-                    if reached and not values.issuperset(op.results):
-                        values.update(op.results)
-                        grew = True
+        from_bf16 = _forward_through(ops, {r: op for op in ops if op.name == "arith.extf"
+                                           and "bf16" in types[op].split(" to ")[0] for r in op.results}, _PASS_VALUES)
+        # results of float ops on a bfloat16 operand, passed on
+        mixed = _forward_through(ops, {r: op for op in ops if op.name in _NARROW_FLOAT_OPS
+                                       and any(o in from_bf16 for o in op.operands) for r in op.results}, _PASS_VALUES)
         for op in ops:
             if op.name == "arith.truncf" and re.search(r"(^|[x\s])f16>?\s*$", types[op].split(" to ")[-1]) \
-                    and not mixed.isdisjoint(op.operands):
+                    and any(o in mixed for o in op.operands):
                 found.add(resolve_location(op.loc, aliases) or "?")
     return sorted(str(f) for f in found)
 
