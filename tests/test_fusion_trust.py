@@ -539,14 +539,18 @@ def test_the_layouts_of_the_fused_kernel_are_compared_when_planning_for_a_gpu(pl
 
 @pytest.mark.parametrize("seed,program,fuses_on_a_gpu", [(12, 933, True), (12, 180, True), (14, 1117, True),
                                                          (14, 1841, None),  # None: as ptxas compiles it
-                                                         (15, 4772, False), (16, 733, True)])
+                                                         (15, 4772, False), (16, 733, True), (23, 1662, True),
+                                                         (23, 230, True)])
 def test_fuzzer_programs_found_on_a_gpu(seed, program, fuses_on_a_gpu, tmp_path):
     """Seed 12 #933 (a compare folded through the boundary move), #180 (on triton 3.6 the
     capped offsets of an fp16 prologue laid a row sum out column-major: 1 ulp off), seed 14
     #1117 (tanh of a stored `a - a` folded at compile time: 1 ulp off), #1841 (ptxas fused
     a division into a subtraction in the fused kernel only), seed 15 #4772 (LLVM rounded a bf16
-    operand to fp16 in the kernel only: NaN unfused, inf fused) and seed 16 #733 (a division of
-    uint8 values wrapped as eager wraps them, 1 ulp from eager: that epilogue is not fused)."""
+    operand to fp16 in the kernel only: NaN unfused, inf fused), seed 16 #733 (a division of
+    uint8 values wrapped as eager wraps them, 1 ulp from eager: that epilogue is not fused), seed
+    23 #1662 (an fp16 operand read from memory where inductor holds it in fp32: that epilogue is
+    not fused, the prologue is) and #230 (cos of a value triton proved constant at a scalar store,
+    folded on the host: that epilogue is not fused, the prologue is)."""
     import fusion_fuzzer
 
     [result] = fusion_fuzzer.check_range(seed, program, 1, str(tmp_path))
@@ -681,7 +685,7 @@ def test_wrapped_integers_are_not_divided_on_a_gpu(plan_for_a_gpu, caplog):
     with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False), \
             warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        _, code = compiled(lambda x: torch.relu(copy(x)) ** 2 / torch.relu(copy(x)), x, fusion=True)
+        _, code = compiled(lambda x: torch.relu(copy(x)) ** 2 / torch.relu(x), x, fusion=True)
     assert not fused_launches(code) and "ops.truediv of integers wrapped as eager wraps them" in caplog.text, \
         caplog.text
     assert not [w for w in caught if "OpHandler" in str(w.message)], [str(w.message) for w in caught]
@@ -698,9 +702,14 @@ def test_wrapped_integers_are_not_divided_on_a_gpu(plan_for_a_gpu, caplog):
     assert fused_launches(code), code
 
 
-def test_wrapped_integers_divide_as_eager_under_the_interpreter():
+def test_wrapped_integers_divide_as_eager_under_the_interpreter(caplog):
     x = torch.arange(256, device=DEVICE).to(torch.uint8)
-    check_exact(lambda x: torch.relu(copy(x)) ** 2 / torch.relu(copy(x)), x, expect_fused=not ON_GPU)
+    check_exact(lambda x: torch.relu(copy(x)) ** 2 / torch.relu(x), x, expect_fused=not ON_GPU)
+    # The fuzzer's program launches twice: the second launch's epilogue would read the uint8
+    # square from memory, which inductor's Triton code holds unwrapped (65025, not 1).
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        check_exact(lambda x: torch.relu(copy(x)) ** 2 / torch.relu(copy(x)), x, expect_fused=False)
+    assert "(uint8) is computed by aten.pow.Tensor_Scalar, which the unfused program may" in caplog.text, caplog.text
 
 
 def test_an_operand_is_not_moved_before_a_launch_that_writes_what_it_reads():
@@ -746,3 +755,90 @@ def test_llvm_multiplies_bfloat16_in_half_precision_unless_a_select_intervenes()
 
     assert multiplies(scale_to_half_kernel) == {"mul.f16"}
     assert multiplies(scale_to_half_through_select_kernel) == {"mul.f32"}
+
+
+BOUNDARY_REFUSED = "the unfused program may compute"  # see [Note: Values at a fused region's boundary]
+
+
+def test_an_operand_inductor_computes_in_the_using_kernel_is_not_read_from_memory(caplog):
+    """h = a * 3.3 in fp16 feeds the epilogue and another op. Inductor computes it in fp32 inside
+    each kernel that uses it; a fused epilogue would read it from memory, rounded to fp16 (found
+    on a GPU, seed 23 #1662, where the region's own fp16 ops then made a result that was neither
+    eager's nor the unfused compile's; on CPU too, with inductor's C++ code)."""
+    torch.manual_seed(0)
+    x, a = torch.randn(256, device=DEVICE), (torch.randn(256, device=DEVICE) * 3).half()
+
+    def f(x, a):
+        h = a * 3.3
+        return copy(x) + h, h * 2
+
+    # The premise: the unfused compile holds h unrounded, so it differs from eager.
+    assert not same_bits(compiled(f, x, a, fusion=False)[0][0], f(x, a)[0])
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        check_exact(f, x, a, expect_fused=False)
+    assert f"operand mul (float16) is computed by aten.mul.Tensor, which {BOUNDARY_REFUSED}" in caplog.text
+
+
+def test_an_epilogue_result_inductor_computes_in_its_users_kernel_is_not_stored(caplog):
+    """Seed 23 #1662, minimized: `h = copy(x) / 1.5` in fp16, then `where(h > 0, h, copy(y))`.
+    The second launch cannot take h as an operand (above), and the first cannot store h for
+    its users, which inductor computes in h's own kernel. An int8 operand converted to bf16,
+    which holds it exactly, crosses as it is, so that one fuses."""
+    torch.manual_seed(0)
+    x, y = (torch.randn(256, device=DEVICE) * 5).half(), torch.randint(-9, 9, (256,), device=DEVICE)
+
+    def f(x, y):
+        h = copy(x) / 1.5
+        return torch.where(h > 0, h, copy(y)).sqrt().float()
+
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        check_exact(f, x, y, expect_fused=False)
+    assert "its result div (float16) is also used by" in caplog.text or not ON_GPU, caplog.text
+    assert BOUNDARY_REFUSED in caplog.text or BF16_ARITHMETIC_REFUSED.replace("bfloat16", "float16") in caplog.text
+
+    def g(x, y):
+        return copy(x.float()) + y.to(torch.int8).to(torch.bfloat16)
+
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        check_exact(g, x, y, expect_fused=True)
+    assert BOUNDARY_REFUSED not in caplog.text
+
+
+@triton.jit
+def row_positives_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):  # one int32 per row: a scalar store
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+    tl.store(out_ptr + row, tl.sum((x > 0).to(tl.int32), axis=0))
+
+
+def row_positives(x):
+    out = torch.empty(x.shape[0], dtype=torch.int32, device=x.device)
+    wrap_triton(row_positives_kernel)[(x.shape[0],)](x, out, x.shape[1], BLOCK=32)
+    return out
+
+
+def cos_of_a_constant(n):
+    """cos(2.0) for every n: (n != 0) == (float(n) != 0)."""
+    return torch.cos(torch.add(2, torch.logical_xor(n, n.to(torch.float16)), alpha=2).float())
+
+
+def test_math_triton_would_fold_on_the_host_is_not_fused_on_a_gpu(caplog, plan_for_a_gpu):
+    """Seed 23 #230, minimized (see [Note: Math folded on the host]): at the kernel's scalar store
+    triton's compiler proves the cosine's operand constant and folds cos(2.0) with the host's
+    libm (1 ulp from the H200's, which inductor's kernel, on a block of elements, calls). The
+    same epilogue at a block store does not fold, and fuses. Planned as for a GPU (on a GPU
+    the programs also run and are compared)."""
+    x = torch.randn(12, 20, device=DEVICE)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        code = compiled(lambda x: cos_of_a_constant(row_positives(x)), x, fusion=True)[1]
+    assert not fused_launches(code) and "folds math.cos of a value it proves constant" in caplog.text, caplog.text
+    caplog.clear()
+    n = torch.arange(-6, 6, device=DEVICE, dtype=torch.int32)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        code = compiled(lambda n: cos_of_a_constant(copy(n)), n, fusion=True)[1]
+    assert fused_launches(code) and "folds" not in caplog.text, caplog.text
+    if ON_GPU:
+        check_exact(lambda x: cos_of_a_constant(row_positives(x)), x, expect_fused=False)
+        check_exact(lambda n: cos_of_a_constant(copy(n)), n, expect_fused=True)

@@ -688,6 +688,15 @@ def generate_ttgir_text(kernel: Any, args: dict[str, Any], options: dict[str, An
                  options=options)
 
 
+def generate_ttir_and_ttgir_text(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> tuple[str, str]:
+    """TTIR and TTGIR of a base kernel (as generate_ttgir_text), from one compilation."""
+    from ._compat_ttir import generate_ttir_and_ttgir_text as both
+
+    params = {p.name for p in kernel_params(kernel)}
+    return both(kernel, {name: value for name, value in args.items() if name in params}, target=_layout_target(),
+                options=options)
+
+
 def generate_sass_text(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> str:
     """SASS of a base kernel (as generate_ttgir_text), from triton's ptxas and nvdisasm."""
     from ._compat_ttir import generate_sass_text as sass

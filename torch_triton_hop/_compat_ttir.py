@@ -18,7 +18,7 @@ import triton
 import triton.runtime.jit as _jit_mod
 from triton.runtime.jit import JITFunction
 
-__all__ = ["generate_ttir_module", "generate_ttgir_text", "generate_sass_text", "compute_specialization",
+__all__ = ["generate_ttir_module", "generate_ttgir_text", "generate_ttir_and_ttgir_text", "generate_sass_text", "compute_specialization",
            "as_jit_function", "PointerStandIn"]
 
 
@@ -464,9 +464,10 @@ def generate_ttir_module(fn, args: dict, *, target=None, options: Optional[dict]
     return module, info
 
 
-def _compile_through(fn, args: dict, last_stage: str, target, options: Optional[dict]):
+def _compile_through(fn, args: dict, last_stage: str, target, options: Optional[dict], texts: Optional[dict] = None):
     """The module of `fn` specialised for `args` after triton.compile's stages up to
-    `last_stage` ("ttgir", "cubin", ...), for `target`, without a driver.
+    `last_stage` ("ttgir", "cubin", ...), for `target`, without a driver; `texts`, if given,
+    receives each stage's module as text.
 
     3.6-3.9: backend.add_stages(stages, options, language) fills the stages in order ("ttir",
     "ttgir", "llir", "ptx", "cubin" on CUDA), each called as stage(module, metadata);
@@ -481,6 +482,8 @@ def _compile_through(fn, args: dict, last_stage: str, target, options: Optional[
     metadata = {"hash": last_stage, "target": info["target"], **parsed.__dict__}
     for stage in list(stages)[:list(stages).index(last_stage) + 1]:
         module = stages[stage](module, metadata)
+        if texts is not None:
+            texts[stage] = str(module)
     return module
 
 
@@ -488,6 +491,14 @@ def generate_ttgir_text(fn, args: dict, *, target=None, options: Optional[dict] 
     """The TTGIR of `fn` specialised for `args` (tensors as PointerStandIn to choose their
     alignment): the module after triton's layout passes (coalescing, layout propagation)."""
     return str(_compile_through(fn, args, "ttgir", target, options))
+
+
+def generate_ttir_and_ttgir_text(fn, args: dict, *, target=None, options: Optional[dict] = None) -> tuple[str, str]:
+    """The TTIR and the TTGIR of `fn` specialised for `args`, from one compilation: what
+    triton's own passes (canonicalization, folding) change between the two."""
+    texts: dict = {}
+    _compile_through(fn, args, "ttgir", target, options, texts=texts)
+    return texts["ttir"], texts["ttgir"]
 
 
 def generate_sass_text(fn, args: dict, *, target=None, options: Optional[dict] = None) -> str:

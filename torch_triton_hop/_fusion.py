@@ -59,11 +59,13 @@ from ._fused_kernels import FusionRecipe, build_fused_kernel, kernel_python_sour
 from ._fx_values import node_value
 from ._fusion_source import FusedArgument, NotFusible, rewrite_kernel_source
 from ._graph_sizes import SymbolicSizes
+from ._host_folds import host_folds
 from ._hops import kernel_arguments, parse_shared_memory, tensors_accessed, triton_kernel_wrapper_functional, \
     triton_kernel_wrapper_mutation
 from ._contractions import division_difference
 from ._layouts import layout_difference
 from ._pointwise_triton import TRITON_DTYPES, Operand, helper_source, is_pointwise, is_row_major, operand_offset
+from ._region_boundaries import boundary_difference
 from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_key_name, kernel_side_table
 
 log = logging.getLogger(__name__)
@@ -300,11 +302,21 @@ class _LaunchFusion:
         if not _same_layout(result, out):
             raise _Refused(f"the epilogue's result {sink.name} has another shape or layout than the written tensor")
         operands = self._operand_nodes(chosen, members)
+        self._check_boundary(operands, sink)
         self._hoist([o for o in operands if self.order[o] > self.order[self.node]])
         between = [n for n in self.graph.nodes if self.order[self.node] < self.order[n] < self.order[sink]]
         _check_no_writes(between, operands, "between the launch and the epilogue")
         self.views[name], self.value[name] = views, root
         return _Candidate("epilogue", chosen, sink, operands)
+
+    def _check_boundary(self, operands: list[torch.fx.Node], result: torch.fx.Node | None) -> None:
+        """The values the fused code reads from memory, and an epilogue's result, which it
+        stores, cross memory exactly (see [Note: Values at a fused region's boundary])."""
+        crossings = [(o, "operand") for o in operands] + ([(result, "result")] if result is not None else [])
+        for value, role in crossings:
+            reason = boundary_difference(value, role, self.target)
+            if reason:
+                raise _Refused(reason)
 
     def _hoist(self, late: list[torch.fx.Node]) -> None:
         """Move operands computed after the launch, with the nodes they need, before it: the
@@ -379,6 +391,7 @@ class _LaunchFusion:
                         changed = True
         region = sorted(members, key=self.order.__getitem__)
         operands = self._operand_nodes(region, members)
+        self._check_boundary(operands, None)
         if not any(node_value(o).dim() > 0 or node_value(o).numel() > 0 for o in operands):
             raise _Refused("the prologue reads no tensor")
         between = [n for n in self.graph.nodes if self.order[region[0]] < self.order[n] < self.order[self.node]
@@ -536,13 +549,16 @@ def _check_fused_kernel(launch: _LaunchFusion, fused_key: str, candidates: dict[
     if set(fused.writes) != set(accessed.writes):
         raise _Refused(f"the fused kernel writes {sorted(fused.writes)} where the kernel writes {sorted(accessed.writes)}")
     if launch.target == "gpu":
-        _check_compiled_code(launch, fused_key, vals, accessed, fused)
+        calls_math = any("tl_math." in p.helper_source or "libdevice." in p.helper_source for p in plans.values())
+        _check_compiled_code(launch, fused_key, vals, accessed, fused, calls_math)
 
 
 def _check_compiled_code(launch: _LaunchFusion, fused_key: str, vals: dict[str, Any], accessed: Any,
-                         fused: Any) -> None:
-    """On a GPU: the fused kernel, compiled (TTGIR, SASS; no driver), reduces in the kernel's
-    layouts and rounds the kernel's added quotients as it does (see _layouts, _contractions)."""
+                         fused: Any, calls_math: bool) -> None:
+    """On a GPU: the fused kernel, compiled (TTIR, TTGIR, SASS; no driver), reduces in the
+    kernel's layouts, rounds the kernel's added quotients as it does and, where its pointwise
+    code calls math functions, computes none on the host (see _layouts, _contractions,
+    _host_folds)."""
     start = time.perf_counter()
     kernel = base_kernel(kernel_side_table.get_kernel(launch.node.kwargs["kernel"]))
     fused_kernel = base_kernel(kernel_side_table.get_kernel(fused_key))
@@ -562,6 +578,10 @@ def _check_compiled_code(launch: _LaunchFusion, fused_key: str, vals: dict[str, 
                                        f"({', '.join(accessed.approximate_sums)}) and in the fused kernel "
                                        f"{contracted}, so it could round it otherwise (see [Note: Divisions that "
                                        "ptxas may fuse into an add])")
+    if calls_math:
+        folded = host_folds(fused_kernel, fused_args, _launches(launch))
+        if folded:
+            raise _CompiledDifferently(folded)
     if accessed.reduces:
         difference = layout_difference(kernel, fused_kernel, kernel_args, fused_args, _launches(launch))
         if difference:
