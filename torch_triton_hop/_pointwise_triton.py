@@ -325,8 +325,7 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
                 result_dtype) != result_dtype:
             raise NotFusible(f"the epilogue's result is stored as {result_dtype}, which triton's interpreter rounds by "
                              "truncation (fused on a GPU)")
-        rounded = _rounded(str(final), result_dtype, target, opaque_ones) if kind == "prologue" else str(final)
-        body.append(f"result = {rounded}.to({TRITON_DTYPES[result_dtype]})")
+        body.append(f"result = {final}.to({TRITON_DTYPES[result_dtype]})")
     if kind == "prologue":
         # A masked load gives `other` where its mask is off, and 0 without one (on a GPU and in
         # the interpreter alike): never what the prologue computes from the operands there.
@@ -335,6 +334,12 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
                  f"        result = tl.where(mask, result, other).to({TRITON_DTYPES[result_dtype]})",
                  "    else:",
                  "        result = tl.where(mask, result, tl.zeros_like(result))"]
+        if target == "gpu":
+            # What the kernel gets is opaque as a load's result is, the select included: LLVM
+            # folds where(m, a, 0) * where(m, b, 0) of two prologues into where(m, a * b, 0),
+            # and a select between the kernel's multiply and its add keeps them from
+            # contracting into the FMA the unfused kernel computes (GPU fuzzer seed 24 #351).
+            body.append(f"result = {_rounded('result', result_dtype, target, opaque_ones)}")
     body.append("return result")
     lines = [f"def {name}({', '.join(signature)}):"] + [f"    {line}" for line in body]
     return "\n".join(lines) + "\n"
