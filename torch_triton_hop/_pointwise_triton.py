@@ -9,13 +9,15 @@ calls at its stores (epilogue) and loads (prologue). See _fusion.
 # by a constant. So a fused op is exactly the op inductor would have emitted, and every
 # pointwise op inductor lowers is fusible. Values are held in their compute dtype (fp16 /
 # bf16 / fp8 in fp32) between ops, as inductor's kernels hold them. Ours are only the
-# boundaries: the operands' loads (at each lane's element offset), the value a kernel stores
-# rounded to the dtype of the tensor it stores to first, a prologue's result rounded to the
-# dtype of the tensor it replaces (each through an opaque move on a GPU, `(bits & m) | (m + 1)`
-# with a parameter m passed as -1, so that no FMA contracts, no constant folds and no fact about the
-# value's origin crosses the boundary: _opaque_move),
-# and the masked-off lanes of a prologue's load: `other`, or 0 where the kernel gives none
-# (what a masked load gives on a GPU and in the interpreter), never prologue(0).
+# boundaries: the operands' loads (at each lane's element offset; which operands may be read
+# from memory: [Note: Values at a fused region's boundary]), the value a kernel stores rounded
+# to the dtype of the tensor it stores to first, a prologue's result rounded to the dtype of
+# the tensor it replaces, and the masked-off lanes of a prologue's load: `other`, or 0 where
+# the kernel gives none (what a masked load gives on a GPU and in the interpreter), never
+# prologue(0). On a GPU the stored value and the prologue's result, its masked-lane select
+# included, cross through an opaque move, `(bits & m) | (m + 1)` with a parameter m passed as
+# -1, so that no FMA contracts, no constant folds and no fact about the value's origin crosses
+# the boundary (_opaque_move).
 # Under triton's interpreter (CPU) the unfused program is inductor's C++ code, and the
 # interpreter has no libdevice and rounds fp32 to bf16 by truncation: there only ops that
 # are exactly rounded everywhere (fp32 / integer arithmetic, comparisons, selects, min / max,

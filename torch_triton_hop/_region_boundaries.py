@@ -52,7 +52,8 @@ _EMPTY = {aten.empty.memory_format, aten.empty_strided.default, aten.empty_like.
 _FILLS = {aten.full.default, aten.full_like.default}
 _CONVERSIONS = {prims.convert_element_type.default, aten._to_copy.default}
 # Ops whose result is one of their first argument's elements (the rest are indices or shapes).
-_MOVES = {aten.clone.default, aten.flip.default, prims.rev.default, aten.roll.default, aten.repeat.default, aten.index_select.default,
+_MOVES = {aten.clone.default, aten._unsafe_view.default, aten.reshape.default, aten.flip.default, prims.rev.default,
+          aten.roll.default, aten.repeat.default, aten.index_select.default,
           aten.gather.default, aten.index.Tensor}
 # Ops whose result is one of their tensor arguments' values, or a value their dtype holds
 # whatever type the kernel computes in (where's condition only selects).
@@ -132,10 +133,10 @@ def _exact_in_memory(node: torch.fx.Node, target: str) -> bool:
 
 
 def _only_buffer_consumers(node: torch.fx.Node) -> bool:
-    """Whether every user of `node` (through views and copies) takes it as a buffer."""
+    """Whether every user of `node` (through views, reshapes and copies) takes it as a buffer."""
     for user in node.users:
         copied = user.target in _COPIES and user.args[1] is node and node_value(user).dtype == node_value(node).dtype
-        if _is_view(user) or copied:
+        if _is_view(user) or copied or user.target in _MOVES and user.args[0] is node:
             if not _only_buffer_consumers(user):
                 return False
         elif not (user.op == "output" or isinstance(user.target, _compat.HigherOrderOperator)
