@@ -25,6 +25,7 @@ from triton.runtime.jit import JITFunction
 import torch_triton_hop
 from torch_triton_hop import _compat, wrap_triton
 from torch_triton_hop._fast_launch import NOT_FAST, fast_launcher
+from torch_triton_hop.errors import UnsupportedTritonKernelError
 
 
 # --- a stubbed triton: real JITFunction.run, stub compile and driver ---------------------------
@@ -563,6 +564,19 @@ def test_heuristics_launch_what_triton_launches(stub, monkeypatch):
             seen_keys.add(key)
             ours[grid](*args, **kwargs)
             assert stub.launches[-1][1][6:9] == (None, None, None)
+
+
+def test_a_keyword_that_names_no_parameter_leaves_the_fast_path_and_is_refused(stub):
+    """Triton takes `e_typo=` as a launch option and ignores it, so `e` keeps its default; the
+    fast path takes options only where triton knows them, and the slow path refuses the rest,
+    on every call."""
+    x = torch.zeros(64)
+    ours = wrap_triton(_jit(_mixed))
+    ours[(1,)](x, x, x, x, 4, e=1.0, num_warps=2)  # a parameter with a default and an option go fast
+    for _ in range(2):
+        with pytest.raises(UnsupportedTritonKernelError, match=r"kernel '_mixed' has no parameter 'e_typo'.*"
+                           r"ignores it, so the parameter it was meant for would keep its default"):
+            ours[(1,)](x, x, x, x, 4, e_typo=1.0)
 
 
 def test_heuristics_errors_and_slow_paths_run_them_once(stub):

@@ -13,7 +13,8 @@ torch.compile) and, for a negative size in a tuple grid, eagerly:
     launch whose tensors are all on meta computes nothing, as any operation on meta does;
   - bad grids (not a tuple / list / callable, floats, rank 0 or 4, a callable returning
     None), arguments no launch takes (a list, a str, a numpy array), missing arguments read
-    by a grid function, and a grid function reading a name the launch lacks: our error,
+    by a grid function, a grid function reading a name the launch lacks and a keyword that
+    names no parameter (a misspelled one with a default ran with the default): our error,
     naming the kernel, in every mode (eagerly too, where triton's would be about its
     internals; arguments that do not bind stay triton's TypeError there, which names them).
 CPU tests use a non-interpreted JITFunction on fake CUDA tensors (capture never launches);
@@ -43,7 +44,13 @@ def add_scalar_fn(x_ptr, out_ptr, n, value, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + value, mask=offs < n)
 
 
+def add_with_default_fn(x_ptr, out_ptr, n, value=1.0, BLOCK: tl.constexpr = 16):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + value, mask=offs < n)
+
+
 add_one = wrap_triton(triton.jit(add_one_fn))
+add_with_default = wrap_triton(triton.jit(add_with_default_fn))
 add_scalar = wrap_triton(triton.jit(add_scalar_fn))
 # Compiled for a GPU even under TRITON_INTERPRET=1: capture checks it without launching.
 add_one_compiled = wrap_triton(JITFunction(add_one_fn))
@@ -382,6 +389,27 @@ def test_eagerly_a_missing_argument_is_triton_s_type_error_which_names_it():
     grid = lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)  # noqa: E731
     with pytest.raises(TypeError, match=r"add_one_fn\(\) missing 1 required positional argument: 'n'"):
         launch_with(grid, "x", "out", BLOCK=16)(torch.zeros(8))
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("mode", MODES)
+def test_a_misspelled_keyword_is_refused_in_every_mode(mode):
+    """`BLOKC=` for BLOCK. Eagerly, before: triton's `missing 1 required positional argument:
+    'BLOCK'`, which never names the typo; for a parameter with a default, no error at all."""
+    with refused(mode, r"kernel 'add_one_fn' has no parameter 'BLOKC'\. .* Use one of its parameters "
+                       r"\['x_ptr', 'out_ptr', 'n', 'BLOCK'\] or a launch option such as num_warps"):
+        run_in(mode, launch_with((1,), "x", "out", "n", BLOKC=16), torch.zeros(8))
+
+
+@pytest.mark.interpreter
+def test_eagerly_a_misspelled_parameter_with_a_default_is_refused_not_run_with_the_default():
+    """Before: triton ignored `valeu=`, and the kernel added the default 1.0 instead of 5.0."""
+    x = torch.zeros(8)
+    out = torch.empty_like(x)
+    add_with_default[(1,)](x, out, 8, value=5.0, BLOCK=16, num_warps=1)  # a launch option is still a keyword
+    assert out.eq(5.0).all()
+    with pytest.raises(UnsupportedTritonKernelError, match="kernel 'add_with_default_fn' has no parameter 'valeu'"):
+        add_with_default[(1,)](x, out, 8, valeu=5.0, BLOCK=16)
 
 
 @pytest.mark.interpreter

@@ -449,7 +449,9 @@ class TritonHOPifier:
 # And, so that every mode says the same: a grid that is not a tuple / list / callable of
 # ints, of rank 0 or beyond 3, a callable grid returning something else, arguments no launch
 # takes (a list, a str, a numpy array), missing arguments (before a grid function, heuristic
-# or pruning function reads them) and a grid function's KeyError for a name the launch lacks.
+# or pruning function reads them), a grid function's KeyError for a name the launch lacks and
+# a keyword that names neither a parameter nor a launch option (triton would ignore it, so a
+# misspelled parameter with a default would run with the default).
 # Context: issue 15, part 3. Eagerly, the fast path checks only `min(grid) < 0` of a tuple
 # grid, and `kernel[grid]` the type of a grid that is not a tuple (tens of nanoseconds);
 # check_eager_launch checks the rest where a launch leaves the fast path (the interpreter
@@ -527,7 +529,8 @@ def unknown_arguments_error(kernel_name: str, unknown: list[str], param_names: l
     return dict(
         what=f"kernel {kernel_name!r} has no parameter {unknown[0]!r}" + (f" (nor {unknown[1:]})" if unknown[1:]
                                                                          else ""),
-        why="Triton would ignore it or reject it at launch; a graph would record it and run the default",
+        why="Triton takes a keyword it does not know as a launch option and ignores it, so the parameter it was "
+        "meant for would keep its default",
         fix=f"Use one of its parameters {param_names} or a launch option such as num_warps",
     )
 
@@ -659,8 +662,9 @@ def check_eager_launch(kernel: Any, grid: Any, args: tuple[Any, ...], kwargs: di
     """An eager ``kernel[grid](*args, **kwargs)`` checked before triton sees it, where triton would
     fail with an error about its own internals or run wrongly without one: the grid, arguments
     of types no launch takes, tensors on the meta device among real ones or (outside the
-    interpreter) on several devices. Arguments that do not bind (missing, too many, given twice)
-    are left to triton's own TypeError, which names the kernel and the parameter.
+    interpreter) on several devices, a keyword that names no parameter and no launch option
+    (triton would ignore it). Arguments that do not bind (missing, too many, given twice) are
+    left to triton's own TypeError, which names the kernel and the parameter.
 
     Returns (the grid to give triton, whether to skip the launch: every tensor argument on the
     meta device, where a launch computes nothing). `kernel`: any layer (autotune / heuristics /
@@ -675,7 +679,11 @@ def check_eager_launch(kernel: Any, grid: Any, args: tuple[Any, ...], kwargs: di
         params = [(p.name, p.is_constexpr) for p in _compat.kernel_params(base)]
     except (OSError, ValueError):  # no source file (python -c, exec): the interpreter runs it all the same
         params = [(name, True) for name in inspect.signature(_compat.python_function(base)).parameters]
-    given = {**dict(zip((name for name, _ in params), args)), **kwargs}
+    param_names = [name for name, _ in params]
+    unknown = [k for k in kwargs if k not in param_names and k not in _compat.launch_option_names()]
+    if unknown:  # triton takes them as launch options and ignores them: a misspelled default runs
+        raise_unsupported(**unknown_arguments_error(kernel_name, unknown, param_names))
+    given = {**dict(zip(param_names, args)), **kwargs}
     for name, is_constexpr in params:
         if not is_constexpr and name in given and _not_an_argument(given[name]):
             raise_unsupported(**argument_type_error(kernel_name, name, given[name]))
