@@ -92,7 +92,23 @@ def autotuned(x, y):
     return out
 
 
-INSIDE = {fn.__name__: fn for fn in (tuple_grid, grid_function, run_method, with_writes, autotuned)}
+def wrapped_again(x, y):
+    """wrap_triton of a kernel already wrapped at module level: the same wrapper, as eagerly."""
+    out = torch.empty_like(x)
+    wrap_triton(add_kernel_wrapped)[(triton.cdiv(x.numel(), 16),)](x, y, out, x.numel(), BLOCK=16)
+    return out
+
+
+def wrapped_twice(x, y):
+    out = torch.empty_like(x)
+    wrap_triton(wrap_triton(add_kernel, writes=["out_ptr"]))[(triton.cdiv(x.numel(), 16),)](x, y, out, x.numel(),
+                                                                                              BLOCK=16)
+    return out
+
+
+add_kernel_wrapped = wrap_triton(add_kernel)
+INSIDE = {fn.__name__: fn for fn in (tuple_grid, grid_function, run_method, with_writes, autotuned, wrapped_again,
+                                     wrapped_twice)}
 
 
 def check_compiles_to_our_launch(fn, kernel_name):
@@ -270,3 +286,23 @@ def test_wrap_triton_inside_a_custom_op(on_a_gpu):
     torch.testing.assert_close(out, expected, rtol=0, atol=0)
     assert "torch.ops.tth_migration.add_custom.default(" in code, code
     assert launches(code, "add_kernel", module=__name__) == [], code
+
+
+def _not_a_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK):
+    pass
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("on_a_gpu", [False, True], ids=["as_here", "dynamo_as_on_a_gpu"])
+def test_wrap_triton_of_a_plain_function_inside_the_compiled_function_says_what_it_got(on_a_gpu):
+    """Before: "could not find the triton kernel behind UserDefinedObjectVariable(...)"; now eager's message."""
+    def f(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(_not_a_kernel)[(1,)](x, y, out, x.numel(), BLOCK=16)
+        return out
+
+    x, y = inputs()
+    with raw_kernels_as_on_a_gpu() if on_a_gpu else torch.no_grad():
+        torch._dynamo.reset()
+        with pytest.raises(Exception, match=r"expected a @triton.jit kernel.*\(got 'function'\)\. Decorate"):
+            torch.compile(f, fullgraph=True)(x, y)

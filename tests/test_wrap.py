@@ -77,6 +77,8 @@ def test_decorator_and_call_forms_agree():
 def test_rejects_non_kernels_and_bad_writes():
     with pytest.raises(UnsupportedTritonKernelError, match=r"expected a @triton.jit kernel.*\(got 'function'\)"):
         wrap_triton(lambda: None)
+    with pytest.raises(UnsupportedTritonKernelError, match=r"expected a @triton.jit kernel.*\(got 'NoneType'\)"):
+        wrap_triton(None)  # before: a decorator, and `'function' object is not subscriptable` at the launch
     with pytest.raises(UnsupportedTritonKernelError, match=r"\['BLOCK', 'nope'\], which are not tensor parameters"):
         wrap_triton(K.add_kernel, writes=["BLOCK", "nope"])
     with pytest.raises(UnsupportedTritonKernelError, match="without a grid"):

@@ -202,23 +202,50 @@ class DynamoTritonHOPifier(TritonHOPifier):
         return _compat.dynamo_variables().ConstantVariable.create(None)
 
 
-def _entry_call_function(tx: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    wrapper_vt, grid_vt, *kernel_args = args
+def _wrapped_kernel(tx: Any, wrapper_vt: Any) -> tuple[Any, Any, Any]:
+    """(kernel, writes, interpreter_config) of the wrapper Dynamo holds as wrapper_vt. A wrapper
+    of a wrapper (``wrap_triton(already_wrapped)`` in the compiled code) gives the innermost
+    kernel, with the settings of the outermost wrapper that sets them, as eager wrap_triton does."""
     wrapper = getattr(wrapper_vt, "value", None)
     if wrapper is not None and "kernel" in getattr(wrapper, "__dict__", {}):
         # a wrapper made outside the compiled code
         kernel, writes, interpreter_config = wrapper.kernel, wrapper.writes, wrapper.interpreter_config
+        kernel_vt = None
     else:  # made inside it: Dynamo holds its attributes
         kernel_vt = wrapper_vt.var_getattr(tx, "kernel")
         # Dynamo wraps JITFunctions in its own TritonKernelVariable (.kernel), others in .value.
         kernel = getattr(kernel_vt, "kernel", getattr(kernel_vt, "value", None))
+        if kernel is None and kernel_vt.is_python_constant():  # a plain function, None: for the error
+            kernel = kernel_vt.as_python_constant()
         writes = wrapper_vt.var_getattr(tx, "writes").as_python_constant()
         interpreter_config = wrapper_vt.var_getattr(tx, "interpreter_config").as_python_constant()
+    from ._wrap import TritonKernelWrapper  # _wrap imports this module
+
+    if kernel_vt is not None and not _compat.is_triton_kernel(kernel) and _python_type(kernel_vt) is TritonKernelWrapper:
+        kernel, inner_writes, inner_config = _wrapped_kernel(tx, kernel_vt)  # made inside the compiled code too
+    elif isinstance(kernel, TritonKernelWrapper):
+        kernel, inner_writes, inner_config = kernel.kernel, kernel.writes, kernel.interpreter_config
+    else:
+        return kernel, writes, interpreter_config
+    return (kernel, inner_writes if writes is None else writes,
+            inner_config if interpreter_config is None else interpreter_config)
+
+
+def _python_type(vt: Any) -> Any:
+    try:
+        return vt.python_type()
+    except NotImplementedError:
+        return None
+
+
+def _entry_call_function(tx: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    wrapper_vt, grid_vt, *kernel_args = args
+    kernel, writes, interpreter_config = _wrapped_kernel(tx, wrapper_vt)
     if not _compat.is_triton_kernel(kernel):
         _compat.dynamo_unimplemented(
             gb_type="wrap_triton: unsupported kernel call",
-            explanation=f"wrap_triton: could not find the triton kernel behind {wrapper_vt}. "
-            "Wrap a kernel defined at module level, or call wrap_triton outside the compiled function.",
+            explanation=f"wrap_triton: expected a @triton.jit kernel, optionally under @triton.autotune / "
+            f"@triton.heuristics (got {type(kernel).__name__!r}). Decorate the function with @triton.jit first.",
         )
     from ._wrap import wrap_triton  # _wrap imports this module
 

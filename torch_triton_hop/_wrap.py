@@ -161,7 +161,17 @@ def _launch_slowly_called(wrapper: TritonKernelWrapper, grid: Any, /, *args: Any
     return _launch_slowly(wrapper, grid, args, kwargs)
 
 
-def wrap_triton(kernel: Any = None, /, *, writes: Iterable[str] | None = None, interpreter_config: Any = None) -> Any:
+class _Decorator:
+    """wrap_triton's kernel when none is given: ``@wrap_triton(writes=...)``, unlike ``wrap_triton(None)``."""
+
+    def __repr__(self) -> str:
+        return "<none: wrap_triton(...) used as a decorator>"
+
+
+_DECORATOR: Any = _Decorator()
+
+
+def wrap_triton(kernel: Any = _DECORATOR, /, *, writes: Iterable[str] | None = None, interpreter_config: Any = None) -> Any:
     """Make a triton kernel capturable by make_fx, torch.export and torch.compile.
 
     Use it as a call or as a decorator on top of ``@triton.jit``, ``@triton.autotune`` or
@@ -213,7 +223,7 @@ def wrap_triton(kernel: Any = None, /, *, writes: Iterable[str] | None = None, i
             add_one = torch.ops.higher_order.user_triton_kernel_mutation(kernel = '...:add_one@...', constant_args = '{}', configs = '[]', grids = [1, 1, 1], kwargs = {'x_ptr': x_1, 'out_ptr': empty_like, 'n': 8, 'BLOCK': 16});  x_1 = add_one = None
             return empty_like
     """
-    if kernel is None:
+    if kernel is _DECORATOR:
         return lambda k: wrap_triton(k, writes=writes, interpreter_config=interpreter_config)
     if is_dynamo_compiling():
         # Dynamo sees triton kernels as its own variables; the checks run when it captures
