@@ -85,6 +85,18 @@ def test_rejects_non_kernels_and_bad_writes():
         wrap_triton(K.add_kernel)(torch.zeros(1))
 
 
+def test_a_call_without_a_grid_names_the_kernel_under_torch_compile():
+    """Before: Dynamo's "Observed exception", with the error raised inside the trace and no kernel name."""
+    def f(x):
+        K_add = wrap_triton(K.add_kernel)
+        K_add(x, x, x, x.numel(), BLOCK=16)
+        return x
+
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match=r"kernel 'add_kernel' was called without a grid\. Call it as kernel\[grid\]"):
+        torch.compile(f, fullgraph=True)(torch.zeros(8))
+
+
 def test_autotuned_kernel_runs_eagerly_on_the_interpreter():
     """triton's own autotuner needs a GPU driver; our launch runs the first config instead."""
     x, y, out = torch.randn(40), torch.randn(40), torch.empty(40)

@@ -486,9 +486,8 @@ def launching_kernel() -> str | None:
 # raise_unsupported's arguments for each bad launch, shared by the eager launch and every
 # front end (make_fx, export, Dynamo), so that each mode says the same thing.
 
-def no_grid_error(kernel_name: str | None) -> dict[str, Any]:
-    return dict(what=f"kernel {kernel_name!r} was called without a grid" if kernel_name
-                else "the kernel was called without a grid", fix="Call it as kernel[grid](...)")
+def no_grid_error(kernel_name: str) -> dict[str, Any]:
+    return dict(what=f"kernel {kernel_name!r} was called without a grid", fix="Call it as kernel[grid](...)")
 
 
 def grid_type_error(kernel_name: str | None, grid: Any) -> dict[str, Any]:

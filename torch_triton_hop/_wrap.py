@@ -122,8 +122,9 @@ class TritonKernelWrapper:
         return tracing_hopifier.call_run(self, args, {"grid": grid, "warmup": warmup, **kwargs})
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        name = None if is_dynamo_compiling() else _compat.python_function(base_kernel(self.kernel)).__name__
-        raise_unsupported(**no_grid_error(name))
+        if is_dynamo_compiling():  # the capture refuses it, naming the kernel Dynamo holds
+            return dynamo_entry(self, None, *args, **kwargs)
+        raise_unsupported(**no_grid_error(_compat.python_function(base_kernel(self.kernel)).__name__))
 
     def __getattr__(self, name: str) -> Any:
         # arg_names, fn, configs, ...: behave like the kernel for code that inspects it.
