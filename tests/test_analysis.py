@@ -256,3 +256,21 @@ def test_fp16_roundings_of_bf16_arithmetic_are_listed(factor):
                   out_ptr=torch.empty(16, dtype=torch.float16), n=16, BLOCK=16)
     found = identify_accessed_tensors(_product_to_half, kwargs).mixed_half_roundings
     assert len(found) == (factor == torch.bfloat16) and all("test_analysis.py:" in line for line in found), found
+
+
+@triton.jit
+def _undefined_name(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * undefined_scale)  # noqa: F821
+
+
+def test_a_kernel_that_does_not_compile_is_named_as_the_cause(caplog):
+    """Before, only "cannot tell which arguments ... writes. Pass writes=[...]", as if the analysis
+    were at fault and writes= would help."""
+    kwargs = {"x_ptr": torch.zeros(16), "out_ptr": torch.zeros(16), "BLOCK": 16}
+    with caplog.at_level(logging.WARNING, logger="torch_triton_hop._analysis"):
+        accesses = identify_accessed_tensors(_undefined_name, kwargs)
+    assert accesses.writes == ["x_ptr", "out_ptr"] and "undefined_scale" in accesses.fallback_reason
+    (warning,) = [r.getMessage() for r in caplog.records]
+    assert "triton did not compile it for these arguments (CompilationError" in warning
+    assert "If its launch fails the same way, fix the kernel's source" in warning

@@ -500,3 +500,29 @@ def test_gpu_eager_launches_refuse_odd_devices_and_bad_grids_on_first_sight():
                         ((1, 1, 1, 1), "a grid of rank 4")):
         with pytest.raises(UnsupportedTritonKernelError, match=match):
             fresh[grid](x, out, 8, BLOCK=16)
+
+
+def _grid_without_meta():
+    return (1,)
+
+
+class _Grids:
+    def grid(self, meta):  # a bound method takes meta as its one argument
+        return (triton.cdiv(meta["n"], meta["BLOCK"]),)
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("mode", ["eager", "real", "fake", "compile", "export_nonstrict"])
+def test_a_grid_function_that_takes_no_argument_is_refused(mode):
+    """Before, eagerly and under make_fx: TypeError: _grid_without_meta() takes 0 positional arguments
+    but 1 was given, raised from inside the package."""
+    with refused(mode, r"the grid function of kernel 'add_one_fn' does not take one argument \(got "
+                       r"'_grid_without_meta\(\)'\)\. Triton calls it with one dict \(meta\)"):
+        run_in(mode, launch_with(_grid_without_meta, "x", "out", "n", BLOCK=16), torch.zeros(8))
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("mode", ["eager", "real", "compile"])
+def test_a_bound_method_as_grid_function_is_called_with_meta(mode):
+    out = run_in(mode, launch_with(_Grids().grid, "x", "out", "n", BLOCK=16), torch.zeros(8))
+    torch.testing.assert_close(out, torch.ones(8))

@@ -548,7 +548,14 @@ def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAcce
                 # never wrote it.
                 first = cache_key[0] not in _cache.warned and not cache_key[0].startswith(DERIVED_KERNEL_MODULE + ":")
                 _cache.warned.add(cache_key[0])
-            if first:
+            if first and _compat.is_kernel_compilation_error(e):  # the user's kernel, not the analysis
+                log.warning(
+                    "wrap_triton: cannot tell which arguments kernel %s writes: triton did not compile it for "
+                    "these arguments (%s). If its launch fails the same way, fix the kernel's source; if it runs, "
+                    "pass wrap_triton(kernel, writes=[...]). Until then every tensor argument (%s) is taken as "
+                    "written.", cache_key[0], reason, ", ".join(tensors), exc_info=log.isEnabledFor(logging.DEBUG),
+                )
+            elif first:
                 log.warning(
                     "wrap_triton: cannot tell which arguments kernel %s writes (%s); treating every "
                     "tensor argument (%s) as written. Pass wrap_triton(kernel, writes=[...]) to say.",

@@ -252,6 +252,17 @@ def autotuning_unavailable(kernel: Any) -> bool:
     return isinstance(kernel, InterpretedFunction)
 
 
+def is_kernel_compilation_error(error: BaseException) -> bool:
+    """True for triton's error about the kernel's own source (an undefined name, a type error in
+    its code), as its front end raises it while making TTIR.
+
+    triton 3.6-3.9: triton.compiler.errors.CompilationError (not exported elsewhere).
+    """
+    from triton.compiler.errors import CompilationError
+
+    return isinstance(error, CompilationError)
+
+
 def is_interpreted_kernel(kernel: Any) -> bool:
     """A base kernel that runs on the Triton interpreter (TRITON_INTERPRET=1), on host copies
     of its tensors, whatever their devices."""

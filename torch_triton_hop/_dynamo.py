@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, NoReturn
 
 import torch
@@ -107,8 +108,17 @@ class DynamoTritonHOPifier(TritonHOPifier):
                 value,
                 (vt.UserFunctionVariable, vt.NestedUserFunctionVariable, vt.UserMethodVariable,
                  vt.FunctoolsPartialVariable),
-            )
+            ) or isinstance(value, vt.UserDefinedObjectVariable) and inspect.ismethod(value.value)  # a bound method
         return callable(value)
+
+    def python_function_of(self, grid: Any) -> Any:
+        vt = _compat.dynamo_variables()
+        if not isinstance(grid, vt.VariableTracker):
+            return grid
+        # A plain function defined outside the compiled code (a method's .fn takes self too).
+        if isinstance(grid, vt.UserFunctionVariable) and not isinstance(grid, vt.UserMethodVariable):
+            return grid.fn
+        return None
 
     def call_grid(self, grid: Any, meta: dict[str, Any]) -> Any:
         if not isinstance(grid, _compat.dynamo_variables().VariableTracker):

@@ -73,6 +73,11 @@ class TritonHOPifier:
     def call_grid(self, grid: Any, meta: dict[str, Any]) -> Any:
         raise NotImplementedError
 
+    def python_function_of(self, grid: Any) -> Any:
+        """The Python callable behind a callable grid, for a look at its signature; None where
+        the front end does not hold one."""
+        return grid
+
     def call_user_defined_fn(self, fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
         raise NotImplementedError
 
@@ -361,6 +366,9 @@ class TritonHOPifier:
 
     def _grid(self, grid: Any, meta: dict[str, Any], kernel_name: str) -> tuple[Any, ...]:
         if self.is_callable(grid):
+            function = self.python_function_of(grid)
+            if function is not None and not takes_one_argument(function):
+                self.raise_unsupported(**grid_signature_error(kernel_name, function))
             try:
                 grid = self.call_grid(grid, meta)
             except KeyError as e:  # meta["N"] of a name that is no argument: a typo, or a launch option
@@ -488,6 +496,31 @@ def launching_kernel() -> str | None:
 
 def no_grid_error(kernel_name: str) -> dict[str, Any]:
     return dict(what=f"kernel {kernel_name!r} was called without a grid", fix="Call it as kernel[grid](...)")
+
+
+def grid_signature_error(kernel_name: str, grid: Any) -> dict[str, Any]:
+    return dict(what=f"the grid function of kernel {kernel_name!r} does not take one argument",
+                got=f"{getattr(grid, '__name__', type(grid).__name__)}{_signature_text(grid)}",
+                why="Triton calls it with one dict (meta) of the launch's arguments by parameter name and an "
+                "autotune config's values", fix="Define it as lambda meta: (triton.cdiv(n, meta['BLOCK']),)")
+
+
+def _signature_text(function: Any) -> str:
+    try:
+        return str(inspect.signature(function))
+    except (TypeError, ValueError):
+        return ""
+
+
+def takes_one_argument(function: Any) -> bool:
+    """Whether function(meta) binds; True where Python cannot tell (a builtin without a signature)."""
+    try:
+        inspect.signature(function).bind({})
+    except TypeError:
+        return False
+    except ValueError:
+        return True
+    return True
 
 
 def grid_type_error(kernel_name: str | None, grid: Any) -> dict[str, Any]:
@@ -647,6 +680,10 @@ class _CheckedGridFunction:
     def __call__(self, meta: dict[str, Any]) -> Any:
         try:
             result = self.grid(meta)
+        except TypeError:
+            if takes_one_argument(self.grid):
+                raise
+            raise_unsupported(**grid_signature_error(self.kernel_name, self.grid))
         except KeyError as e:
             key = e.args[0] if len(e.args) == 1 else None
             if not isinstance(key, str) or key in meta:
