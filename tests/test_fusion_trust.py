@@ -446,45 +446,40 @@ def test_ptxas_cannot_see_through_the_boundary(plan_for_a_gpu, monkeypatch):
     sm_90 (no GPU needed): with `square_kernel`'s product crossing into `(v > -0.25)`, the fused
     kernel still loads x and compares, where through an inline-asm register move ptxas folded the
     comparison to a constant store and dropped the load (fuzzer seed 12 #933)."""
-    import importlib
-    import inspect
     import os
     import subprocess
     import tempfile
 
     from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
 
-    from torch_triton_hop import _side_table
+    from torch_triton_hop import _compat_ttir, _fusion, _layouts, _side_table
 
     nvdisasm = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "nvdisasm")
     if not os.path.exists(nvdisasm):
         pytest.skip(f"this triton has no {nvdisasm}")
+    checked = []
+    check = _fusion._check_compiled_code
+
+    def spy(launch, fused_key, vals, *args):
+        checked.append((launch, fused_key, vals))
+        return check(launch, fused_key, vals, *args)
+
+    monkeypatch.setattr(_fusion, "_check_compiled_code", spy)
     x = torch.randn(4096, device=DEVICE)
     with torch._inductor.config.patch(fx_graph_cache=False):
         fused, code = compiled(square_then_compare, x, fusion=True)
-    assert fused_launches(code), code
-    # The fused kernel this compile launched; an earlier test may have made the same one first.
-    [interpreted, *_] = [kernel for key, kernel in reversed(_side_table._derived_kernels.items())
-                         if "square_kernel" in key and any(name.endswith("_ones") for name in
-                                                           inspect.signature(kernel.fn).parameters)]
+    assert fused_launches(code) and checked, code
+    # The fused kernel as the package compiles it for sm_90, through ptxas, without a driver.
+    launch, fused_key, vals = checked[-1]
+    kernel = _side_table.base_kernel(_side_table.kernel_side_table.get_kernel(fused_key))
+    [(args,)] = _layouts.specialisations(_fusion._kernel_arguments(launch, vals))
+    [(config_args, options)] = _fusion._launches(launch)
+    cubin_bytes = _compat_ttir._compile_through(kernel, {**args, **config_args}, "cubin", GPUTarget("cuda", 90, 32),
+                                                options)
     with tempfile.TemporaryDirectory() as tmp:
-        # The fused kernel and its helpers, defined again as compiled (not interpreted) kernels.
-        helpers = [v for k, v in interpreted.fn.__globals__.items() if k.startswith("_tth_")]
-        module = "import triton\nimport triton.language as tl\nfrom triton.language.extra import libdevice\n\n"
-        module += "".join(f"@triton.jit\n{inspect.getsource(h.fn)}\n" for h in [*helpers, interpreted])
-        with open(os.path.join(tmp, "fused_again.py"), "w") as file:
-            file.write(module)
-        monkeypatch.setenv("TRITON_INTERPRET", "0")
-        monkeypatch.syspath_prepend(tmp)
-        kernel = getattr(importlib.import_module("fused_again"), interpreted.fn.__name__)
-        signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
-        signature.update({name: "i32" for name in kernel.arg_names if name not in signature})  # the boundary's
-        compiled_kernel = triton.compile(ASTSource(fn=kernel, signature=signature, constexprs={"BLOCK": 1024}),
-                                         target=GPUTarget("cuda", 90, 32))
         cubin = os.path.join(tmp, "fused.cubin")
         with open(cubin, "wb") as file:
-            file.write(compiled_kernel.asm["cubin"])
+            file.write(cubin_bytes)
         sass = subprocess.run([nvdisasm, "-c", cubin], capture_output=True, text=True, check=True).stdout
     assert "LDG" in sass and "FMUL" in sass and "FSET" in sass, sass  # FSET or FSETP: a float compare
 
@@ -907,3 +902,116 @@ def test_two_prologues_leave_the_kernels_multiply_add_one_fma(plan_for_a_gpu, mo
                                             options))
     body = ptx[ptx.index(".entry"):]
     assert "fma.rn.f32" in body and not re.search(r"\bmul\.(rn\.)?f32", body), body
+
+
+# --- found by an adversarial hunt on CPU (eleventh session) -----------------------------
+
+@triton.jit
+def copy_with_float_other_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask, other=0.0), mask=mask)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_an_integer_prologue_into_a_load_with_a_float_other_keeps_every_bit(dtype):
+    """tl.load converts `other` to the pointer's element type; the fused load selected between the
+    prologue's integers and the float `other` first, which promoted every lane to float32:
+    2**30 + k came back as 2**30 (37 of 37 elements wrong)."""
+    def f(x):
+        out = torch.empty_like(x)
+        wrap_triton(copy_with_float_other_kernel)[(triton.cdiv(x.numel(), 16),)](x + 1, out, x.numel(), BLOCK=16)
+        return out
+
+    x = (2**30 if dtype == torch.int32 else 2**54) + torch.arange(37, device=DEVICE, dtype=dtype)
+    check_exact(f, x, expect_fused=True)
+
+
+@triton.jit
+def store_through_a_select_kernel(x_ptr, out_ptr, aux_ptr, n, TO_OUT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    v = tl.load(x_ptr + offs, mask=mask)
+    destination = out_ptr if TO_OUT else aux_ptr
+    tl.store(destination + offs, v * 2, mask=mask)
+    tl.store(out_ptr + offs, v, mask=mask)
+
+
+@triton.jit
+def load_through_a_select_kernel(x_ptr, y_ptr, out_ptr, n, USE_X: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    source = tl.where(USE_X, x_ptr, y_ptr)
+    tl.store(out_ptr + offs, tl.load(source + offs, mask=mask) + tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+def test_a_pointer_selected_between_two_arguments_is_not_fused(caplog):
+    """`out_ptr if TO_OUT else aux_ptr` with TO_OUT false stores into aux: the fusion took the
+    select for a pointer into out, and aux got out's epilogue (2x + 1 for 2x); the prologue form
+    (tl.where) replaced y's load by x's prologue."""
+    def stores(x):
+        out, aux = torch.empty_like(x), torch.empty_like(x)
+        wrap_triton(store_through_a_select_kernel)[(triton.cdiv(x.numel(), 16),)](x, out, aux, x.numel(), TO_OUT=False,
+                                                                                   BLOCK=16)
+        return out + 1, aux
+
+    def loads(c, y):
+        out = torch.empty_like(y)
+        wrap_triton(load_through_a_select_kernel)[(triton.cdiv(y.numel(), 16),)](c.expand(y.numel()) * 2, y, out,
+                                                                                 y.numel(), USE_X=False, BLOCK=16)
+        return out
+
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(stores, torch.randn(37, device=DEVICE), expect_fused=False)
+        check_exact(loads, torch.randn(1, device=DEVICE), torch.randn(37, device=DEVICE), expect_fused=False)
+    assert caplog.text.count("is selected between pointers of different arguments") >= 2, caplog.text
+
+
+@triton.jit
+def gather_rows_kernel(table_ptr, idx_ptr, out_ptr, D, BLOCK_D: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_D)
+    mask = cols < D
+    values = tl.load(table_ptr + tl.load(idx_ptr + row) * D + cols, mask=mask)  # the index loaded inside
+    tl.store(out_ptr + row * D + cols, values, mask=mask)
+
+
+@triton.jit
+def gather_rows_through_a_variable_kernel(table_ptr, idx_ptr, out_ptr, D, BLOCK_D: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_D)
+    pointers = table_ptr + tl.load(idx_ptr + row) * D + cols
+    tl.store(out_ptr + row * D + cols, tl.load(pointers, mask=cols < D), mask=cols < D)
+
+
+@triton.jit
+def scatter_kernel(x_ptr, idx_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + tl.load(idx_ptr + offs, mask=mask, other=0), tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+@pytest.mark.parametrize("kernel", [gather_rows_kernel, gather_rows_through_a_variable_kernel],
+                         ids=["inline", "variable"])
+def test_a_gather_whose_index_has_a_prologue_reads_the_prologues_rows(kernel, caplog):
+    """The table's fused load kept the index's load as written, which after fusion read the
+    prologue's operand (rows idx of 2 * table, not idx - 1: 84 of 84 elements wrong)."""
+    def f(table, idx):
+        out = torch.empty(idx.numel(), table.shape[1], device=table.device)
+        wrap_triton(kernel)[(idx.numel(),)](table * 2, idx - 1, out, table.shape[1], BLOCK_D=16)
+        return out
+
+    table = torch.randn(10, 12, device=DEVICE)
+    idx = torch.randint(1, 10, (7,), device=DEVICE)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(f, table, idx, expect_fused=True)
+    assert "fused {'table_ptr': ['mul'], 'idx_ptr': ['sub']}" in caplog.text, caplog.text
+
+
+def test_a_scatter_whose_index_has_a_prologue_stores_where_the_program_does():
+    def f(x, perm):
+        out = torch.empty_like(x)
+        wrap_triton(scatter_kernel)[(triton.cdiv(x.numel(), 16),)](x, (x.numel() - 1) - perm, out, x.numel(), BLOCK=16)
+        return out * 2
+
+    check_exact(f, torch.randn(37, device=DEVICE), torch.randperm(37, device=DEVICE), expect_fused=True)

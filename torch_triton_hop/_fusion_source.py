@@ -17,7 +17,10 @@ loads of another compute a prologue (the source side of pointwise fusion, see _f
 # dropped from the shadow: they describe the pointer, not its offset), and be the pointer
 # of a tl.store (epilogue) or tl.load (prologue). Anything else (a call of a helper
 # function, a block pointer, an atomic, an attribute such as .dtype, a load of an epilogue
-# argument) raises NotFusible with the line, and the launch is left unfused.
+# argument) raises NotFusible with the line, and the launch is left unfused. Loads and stores
+# of fused arguments inside a pointer expression (a gather's index) are rewritten before its
+# shadow is taken, so the pointer and the shadow read the same values; a select between a
+# fused argument's pointer and another argument's is refused (the other has no offset).
 
 # [Note: Keeping the kernel's vector width]
 # TL;DR: where a fused access moves narrower elements than the kernel's own (a bf16 store in
@@ -221,6 +224,7 @@ class _Rewriter:
         if isinstance(node, ast.Subscript) and not self._is_pointer(node.slice):
             return ast.Subscript(self.shadow(node.value), node.slice, ast.Load())
         if isinstance(node, ast.IfExp) and not self._is_pointer(node.test):
+            self._check_branches(node, [node.body, node.orelse])
             return ast.IfExp(node.test, self.shadow(node.body), self.shadow(node.orelse))
         if isinstance(node, ast.Call):
             fn = _resolve(node.func, self.scope)
@@ -232,6 +236,7 @@ class _Rewriter:
             keywords_pointer = any(self._is_pointer(k.value) for k in node.keywords)
             if fn is getattr(tl, "where", None) and len(args) == 3 and not self._is_pointer(args[0]) \
                     and not keywords_pointer:
+                self._check_branches(node, args[1:])
                 return _call(node.func, [args[0], self.shadow(args[1]), self.shadow(args[2])], node.keywords)
             if any(fn is getattr(tl, op, None) for op in _SHAPE_OPS) and args and not keywords_pointer \
                     and not any(self._is_pointer(a) for a in args[1:]):
@@ -247,6 +252,14 @@ class _Rewriter:
             self._refuse(node, f"is passed to {ast.unparse(node.func)}(), which the fusion cannot follow")
         self._refuse(node, f"is used in `{ast.unparse(node)}`, which the fusion cannot follow")
         raise AssertionError("unreachable")
+
+    def _check_branches(self, node: ast.AST, branches: list[ast.expr]) -> None:
+        """Both branches of a select of pointers point into the same fused argument. A branch
+        that is not derived from it (another argument's pointer) has no offset in the fused
+        tensor: its shadow would be that pointer, and its accesses would get the fused code."""
+        roots = {self._root(branch) if self._is_pointer(branch) else None for branch in branches}
+        if len(roots) != 1:
+            self._refuse(node, "is selected between pointers of different arguments")
 
     # -- statements and expressions --------------------------------------------------------
     def rewrite_body(self, body: list[ast.stmt]) -> list[ast.stmt]:
@@ -267,11 +280,14 @@ class _Rewriter:
                 stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target, ast.Name):
             target = (stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target).id
             if target in self.root_of and stmt.value is not None:
+                # Fused accesses inside the pointer expression (a gather's index load) first:
+                # the pointer and its shadow both use what they load. See [Note: Element offsets
+                # by shadowing pointer arithmetic].
+                stmt.value = self.expression(stmt.value, pointer_ok=True)
                 offset = self.shadow(stmt.value)
                 if target in _pointer_names(stmt.value, self.scope):  # p = p + step: loop-carried
                     offset = _same_type(_shadow_name(target), offset)
                 shadow = ast.Assign([ast.Name(_shadow_name(target), ast.Store())], offset)
-                stmt.value = self.expression(stmt.value, pointer_ok=True)
                 return [stmt, shadow]
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id in self.root_of:
             if not isinstance(stmt.op, (ast.Add, ast.Sub)) or self._is_pointer(stmt.value):
@@ -347,6 +363,9 @@ class _Rewriter:
             if name != "pointer" and self._is_pointer(value):
                 self._refuse(call, f"is used as the {name} of a memory access")
         none = ast.Constant(None)
+        # A fused access inside the pointer (tl.load(table_ptr + tl.load(idx_ptr + i) * D) with idx_ptr
+        # fused too) is rewritten first, for the pointer and its shadow alike.
+        pointer = self.expression(pointer, pointer_ok=True)
         offset = self.shadow(pointer)
         if fused.vector_width is not None:
             offset = _call(ast.Name(VECTOR_LIMIT, ast.Load()), [offset, ast.Constant(fused.vector_width)], [])

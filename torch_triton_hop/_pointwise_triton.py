@@ -333,7 +333,9 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
         # the interpreter alike): never what the prologue computes from the operands there.
         body += ["if mask is not None:",
                  "    if other is not None:",
-                 f"        result = tl.where(mask, result, other).to({TRITON_DTYPES[result_dtype]})",
+                 # tl.load converts other to the pointer's element type first: a float other of
+                 # an integer load must not promote the loaded values to float.
+                 f"        result = tl.where(mask, result, tl.cast(other, {TRITON_DTYPES[result_dtype]}))",
                  "    else:",
                  "        result = tl.where(mask, result, tl.zeros_like(result))"]
         if target == "gpu":
