@@ -104,3 +104,36 @@ def test_allowed_names_are_modules_or_package_prefixes(monkeypatch):
     assert not kernel_module_allowed("lib") and not kernel_module_allowed("library")
     with pytest.raises(ValueError, match="expected module names"):
         __import__("torch_triton_hop").allow_kernel_modules("*")
+
+
+def test_an_allowed_module_that_fails_to_import_names_the_module_and_the_fix(tmp_path):
+    """An edited key naming an allowed module that is not there: before, only "No module named ..."."""
+    path = save(tmp_path, edit_key=lambda key: "missing_kernels:add_one@" + key.rpartition("@")[2])
+    line, _ = load_and_run(tmp_path, path, "torch_triton_hop.allow_kernel_modules('missing_kernels')")
+    assert "kernel 'add_one' lives in module 'missing_kernels', and importing it failed (ModuleNotFoundError: " in line
+    assert "Make that module and what it imports importable here" in line
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["nonstrict", "strict"])
+def test_exporting_a_kernel_only_this_process_can_import_warns_at_export(strict):
+    """A kernel defined in a function (or in __main__): the saved program cannot load elsewhere;
+    before, only the loading process found out."""
+    import triton.language as tl
+
+    from torch_triton_hop import _hopifier
+
+    @triton.jit
+    def local_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+    class Copy(torch.nn.Module):
+        def forward(self, x):
+            out = torch.empty_like(x)
+            wrap_triton(local_copy)[(1,)](x, out, x.numel(), BLOCK=16)
+            return out
+
+    _hopifier._warned_unloadable.clear()
+    with pytest.warns(UserWarning, match=r"launches kernel '.*local_copy', defined in a function's local scope, "
+                                         r"which another process cannot import"):
+        torch.export.export(Copy(), (torch.zeros(8),), strict=strict)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections.abc
 import contextvars
 import inspect
+import warnings
 import operator
 import json
 import math
@@ -72,6 +73,10 @@ class TritonHOPifier:
 
     def call_grid(self, grid: Any, meta: dict[str, Any]) -> Any:
         raise NotImplementedError
+
+    def is_exporting(self) -> bool:
+        """Whether the graph is for torch.export (a program the user may save and load elsewhere)."""
+        return torch.compiler.is_exporting()
 
     def python_function_of(self, grid: Any) -> Any:
         """The Python callable behind a callable grid, for a look at its signature; None where
@@ -220,8 +225,11 @@ class TritonHOPifier:
             if name in param_names and name not in constexprs and value is not None and name not in descriptors:
                 self.raise_unsupported(**argument_type_error(kernel_name, name, value))
         self._check_launch(base, kernel_name, graphable, grids)
+        key = kernel_side_table.add_kernel(kernel)
+        if self.is_exporting():
+            _warn_if_only_this_process_can_load(key)
         return self.call_HOP(
-            kernel=kernel_side_table.add_kernel(kernel),
+            kernel=key,
             constant_args=kernel_side_table.add_constants(constants),
             configs=self._configs_json(configs),
             grids=[g for grid in grids for g in grid],
@@ -496,6 +504,23 @@ def launching_kernel() -> str | None:
 
 def no_grid_error(kernel_name: str) -> dict[str, Any]:
     return dict(what=f"kernel {kernel_name!r} was called without a grid", fix="Call it as kernel[grid](...)")
+
+
+_warned_unloadable: set[str] = set()
+
+
+def _warn_if_only_this_process_can_load(key: str) -> None:
+    """At export: a kernel another process cannot import (one defined in __main__ or in a
+    function) makes a program that loads in this process only; say so now, not at the load."""
+    module_name, _, rest = key.partition(":")
+    if (module_name != "__main__" and "<locals>" not in rest) or key in _warned_unloadable:
+        return
+    _warned_unloadable.add(key)
+    where = "__main__" if module_name == "__main__" else "a function's local scope"
+    warnings.warn(
+        f"wrap_triton: the exported program launches kernel {rest.rpartition('@')[0]!r}, defined in {where}, which "
+        "another process cannot import: saved, the program loads in this process only. Define the kernel at "
+        "module level in an importable module to load the program elsewhere.", stacklevel=2)
 
 
 def grid_signature_error(kernel_name: str, grid: Any) -> dict[str, Any]:

@@ -332,7 +332,11 @@ class KernelSideTable:
             try:
                 module = importlib.import_module(module_name)
             except ImportError as e:
-                raise KernelResolutionError(f"wrap_triton: cannot resolve kernel {key!r}: {e}.") from e
+                raise KernelResolutionError(
+                    f"wrap_triton: the program's kernel {qualname!r} lives in module {module_name!r}, and importing "
+                    f"it failed ({type(e).__name__}: {e}). Make that module and what it imports importable here "
+                    "(installed, or on sys.path)."
+                ) from e
         candidates = []
         obj: Any = module
         for part in qualname.split("."):
