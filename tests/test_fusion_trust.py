@@ -1015,3 +1015,71 @@ def test_a_scatter_whose_index_has_a_prologue_stores_where_the_program_does():
         return out * 2
 
     check_exact(f, torch.randn(37, device=DEVICE), torch.randperm(37, device=DEVICE), expect_fused=True)
+
+
+# --- elements a kernel leaves unwritten (see [Note: Elements a kernel may leave unwritten]) ---
+
+@triton.jit
+def copy_first_k_kernel(x_ptr, out_ptr, k, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < k
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+def copy_first(x, k):
+    out = torch.empty_like(x)
+    wrap_triton(copy_first_k_kernel)[(triton.cdiv(x.numel(), 16),)](x, out, k, BLOCK=16)
+    return out
+
+
+def test_an_epilogue_that_selects_past_unwritten_elements_is_not_fused(caplog):
+    """The kernel stores the first 20 of 37 elements; `where(first_20, out, 5.0)` is defined
+    everywhere. Fused, the where ran only where the kernel stored, and elements 20.. kept the
+    garbage of torch.empty where the program has 5.0 (an adversarial hunt, eleventh session)."""
+    x = torch.randn(37, device=DEVICE)
+    valid = torch.arange(37, device=DEVICE) < 20
+    ints = torch.randint(-5, 5, (37,), device=DEVICE, dtype=torch.int32)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(lambda x, valid: torch.where(valid, copy_first(x, 20), 5.0), x, valid, expect_fused=False)
+        check_exact(lambda x, valid: (copy_first(x, 20) > 0) & valid, x, valid, expect_fused=False)
+        check_exact(lambda x, valid: copy_first(x, 20) * valid, ints, valid.int(), expect_fused=False)
+    assert "where (a select) may not depend on the kernel's stored value" in caplog.text, caplog.text
+    assert "logical_and, which one operand can absorb" in caplog.text or "bitwise_and, which one operand can absorb" \
+        in caplog.text, caplog.text
+    assert "mul, which one operand can absorb" in caplog.text, caplog.text
+
+
+@pytest.mark.parametrize("epilogue", [
+    lambda out: torch.where(out > 0, out, 0.0),
+    lambda out: torch.where(out > 0, out, out * 0.01),
+    lambda out: out ** 2,
+    lambda out: (out * 3).to(torch.int32),
+], ids=["relu_as_where", "leaky_relu", "square", "scale_to_int"])
+def test_epilogues_strict_in_the_stored_value_still_fuse(epilogue):
+    """Their result is unknown wherever the stored value is: fused where the kernel writes
+    every element, and where it does not."""
+    x = torch.randn(37, device=DEVICE)
+    check_exact(lambda x: epilogue(copy_first(x, 37)), x, expect_fused=True)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=["n"],
+                 reset_to_zero=["out_ptr"])
+@triton.jit
+def copy_first_k_reset_kernel(x_ptr, out_ptr, n, k, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < k
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+def test_an_epilogue_into_an_output_the_autotuner_zeroes_is_not_fused(caplog):
+    """reset_to_zero zeroes out before the first launch of a key: elements 20.. hold 0, and the
+    unfused `out + 1` gives 1 there; fused, they kept the zeros (an adversarial hunt)."""
+    def f(x):
+        out = torch.empty_like(x)
+        wrap_triton(copy_first_k_reset_kernel)[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](
+            x, out, x.numel(), 20)
+        return out + 1
+
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(f, torch.randn(37, device=DEVICE), expect_fused=False)
+    assert "the autotuner resets it (reset_to_zero / restore_value)" in caplog.text, caplog.text

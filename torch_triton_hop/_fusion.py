@@ -66,7 +66,8 @@ from ._contractions import division_difference
 from ._layouts import layout_difference
 from ._pointwise_triton import TRITON_DTYPES, Operand, helper_source, is_pointwise, is_row_major, operand_offset
 from ._region_boundaries import boundary_difference
-from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_key_name, kernel_side_table
+from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_key_name, kernel_layers, kernel_side_table
+from ._unwritten_elements import absorbed_value
 
 log = logging.getLogger(__name__)
 
@@ -270,6 +271,9 @@ class _LaunchFusion:
         if not isinstance(buffer, torch.fx.Node) or buffer.target not in _EMPTY:
             raise _Refused("its buffer is not a fresh torch.empty, so elements the kernel does not write "
                            "would keep values that never went through the epilogue")
+        if name in self._autotuner_resets():
+            raise _Refused("the autotuner resets it (reset_to_zero / restore_value), so elements the kernel does not "
+                           "write hold values the unfused epilogue computes on")
         getitem = self.getitems.get(name)
         if getitem is None or not _data_users(getitem):
             raise _Refused("its result is not used")
@@ -298,6 +302,9 @@ class _LaunchFusion:
             raise _Refused(f"{', '.join(sorted(u.name for u in _data_users(root)))} is not a pointwise op the fusion "
                            "translates, or the result is used elsewhere too")
         chosen = [n for n in region if n in members]
+        absorbed = absorbed_value(chosen, passthrough)  # See [Note: Elements a kernel may leave unwritten]
+        if absorbed:
+            raise _Refused(absorbed)
         out, result = node_value(root), node_value(sink)
         if not _same_layout(result, out):
             raise _Refused(f"the epilogue's result {sink.name} has another shape or layout than the written tensor")
@@ -308,6 +315,15 @@ class _LaunchFusion:
         _check_no_writes(between, operands, "between the launch and the epilogue")
         self.views[name], self.value[name] = views, root
         return _Candidate("epilogue", chosen, sink, operands)
+
+    def _autotuner_resets(self) -> set[str]:
+        """The arguments the kernel's autotuners zero or restore around their runs."""
+        names: set[str] = set()
+        for layer in kernel_layers(kernel_side_table.get_kernel(self.node.kwargs["kernel"])):
+            if isinstance(layer, _compat.Autotuner):
+                options = _compat.autotuner_options(layer)
+                names.update((options.get("reset_to_zero") or []) + (options.get("restore_value") or []))
+        return names
 
     def _check_boundary(self, operands: list[torch.fx.Node], result: torch.fx.Node | None) -> None:
         """The values the fused code reads from memory, and an epilogue's result, which it
