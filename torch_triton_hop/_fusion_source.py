@@ -281,8 +281,8 @@ class _Rewriter:
             target = (stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target).id
             if target in self.root_of and stmt.value is not None:
                 # Fused accesses inside the pointer expression (a gather's index load) first:
-                # the pointer and its shadow both use what they load. See [Note: Element offsets
-                # by shadowing pointer arithmetic].
+                # the pointer and its shadow both use what they load.
+                # See [Note: Element offsets by shadowing pointer arithmetic].
                 stmt.value = self.expression(stmt.value, pointer_ok=True)
                 offset = self.shadow(stmt.value)
                 if target in _pointer_names(stmt.value, self.scope):  # p = p + step: loop-carried
