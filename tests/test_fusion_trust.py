@@ -1073,3 +1073,21 @@ def test_an_epilogue_into_an_output_the_autotuner_zeroes_is_not_fused(caplog):
     assert "the autotuner resets it (reset_to_zero / restore_value)" in caplog.text, caplog.text
     # Elements 20.. are zeros at the first launch of a key only (then, in every mode, undefined).
     assert same_bits(out[:20], x[:20] + 1)
+
+
+@triton.jit
+def fill_kernel(out_ptr, n, VALUE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, VALUE, mask=offs < n)
+
+
+@pytest.mark.parametrize("dtype, value", [(torch.float32, 1.1), (torch.float16, 1.1), (torch.int32, 7)])
+def test_a_stored_constant_gets_its_epilogue(dtype, value):
+    """`tl.store(p, VALUE)` with VALUE a constexpr stores the constant converted to p's element
+    type; the epilogue gets that (the fused kernel failed to build before, and was left unfused)."""
+    def f(like):
+        out = torch.empty(37, dtype=dtype, device=like.device)
+        wrap_triton(fill_kernel)[(3,)](out, 37, VALUE=value, BLOCK=16)
+        return out.float() * 3
+
+    check_exact(f, torch.zeros(1, device=DEVICE), expect_fused=True)

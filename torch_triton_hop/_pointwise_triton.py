@@ -473,8 +473,10 @@ def _opaque_move(value: str, dtype: torch.dtype, ones: str) -> str:
 
 
 def _rounded(value: str, dtype: torch.dtype, target: str, ones: str | None) -> str:
-    """`value` rounded to `dtype`; on a GPU, through _opaque_move with the parameter `ones`."""
-    converted = f"{value}.to({TRITON_DTYPES[dtype]})"
+    """`value` rounded to `dtype`; on a GPU, through _opaque_move with the parameter `ones`.
+    tl.cast, not `.to`: a kernel may store a constant (`tl.store(p, C)`, C a constexpr), which
+    tl.cast makes a tensor first as tl.store does."""
+    converted = f"tl.cast({value}, {TRITON_DTYPES[dtype]})"
     if target != "gpu":
         return converted
     if ones is None:
