@@ -7,6 +7,7 @@ fused, or that it did not and the debug log says why. See [Note: Numerics of fus
 code] and [Note: Fusing pointwise code into user kernels].
 """
 
+import importlib
 import logging
 import warnings
 
@@ -1091,3 +1092,77 @@ def test_a_stored_constant_gets_its_epilogue(dtype, value):
         return out.float() * 3
 
     check_exact(f, torch.zeros(1, device=DEVICE), expect_fused=True)
+
+
+SCALE_KERNEL_MODULE = '''
+import triton
+import triton.language as tl
+
+SCALE = tl.constexpr({scale})
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)
+'''
+
+
+def import_scale_kernel_module(tmp_path, monkeypatch, name, scale):
+    """A module of its own holding scale_kernel, which multiplies by the module constant SCALE."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(SCALE_KERNEL_MODULE.format(scale=scale))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return importlib.import_module(name)
+
+
+def scaled_plus_one(kernel):
+    def f(x):
+        out = torch.empty_like(x)
+        wrap_triton(kernel)[(1,)](x + 1, out, x.numel(), BLOCK=8)
+        return out - 1
+    return f
+
+
+def test_kernels_of_one_source_in_two_modules_get_fused_kernels_of_their_own(tmp_path, monkeypatch):
+    """Same source, SCALE 2 in one module and 5 in the other: the second program ran the first's
+    fused kernel, which multiplies by 2 (an adversarial hunt, twelfth session)."""
+    x = torch.arange(8, dtype=torch.float32, device=DEVICE)
+    for name, scale in (("tth_scale_by_two", 2.0), ("tth_scale_by_five", 5.0)):
+        module = import_scale_kernel_module(tmp_path, monkeypatch, name, scale)
+        fused, code = compiled(scaled_plus_one(module.scale_kernel), x, fusion=True)
+        assert fused_launches(code), code
+        assert torch.equal(fused, (x + 1) * scale - 1), (scale, fused)
+
+
+def test_a_changed_module_constant_gets_a_fused_kernel_built_again(tmp_path, monkeypatch):
+    """The fused kernel is defined in a copy of the module's globals, as inductor's own code
+    holds their values: a program compiled after SCALE changed got the old SCALE."""
+    x = torch.arange(8, dtype=torch.float32, device=DEVICE)
+    module = import_scale_kernel_module(tmp_path, monkeypatch, "tth_scale_changed", 2.0)
+    program = scaled_plus_one(module.scale_kernel)
+    assert torch.equal(compiled(program, x, fusion=True)[0], (x + 1) * 2 - 1)
+    monkeypatch.setattr(module, "SCALE", tl.constexpr(5.0))
+    unfused, _ = compiled(program, x, fusion=False)
+    fused, code = compiled(program, x, fusion=True)
+    assert fused_launches(code), code
+    assert torch.equal(unfused, (x + 1) * 5 - 1), unfused
+    assert torch.equal(fused, unfused), fused
+
+
+def test_what_a_kernel_writes_follows_a_changed_module_constant(tmp_path, monkeypatch):
+    """The analysis of which arguments a kernel writes is cached per kernel and arguments; a
+    module constant the kernel reads decides it too."""
+    (tmp_path / "tth_flagged_store.py").write_text(
+        "import triton\nimport triton.language as tl\n\nSTORE_X = tl.constexpr(False)\n\n\n"
+        "@triton.jit\ndef flagged_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+        "    tl.store(out_ptr + offs, x, mask=offs < n)\n    if STORE_X:\n"
+        "        tl.store(x_ptr + offs, x + 1, mask=offs < n)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("tth_flagged_store")
+    x = torch.zeros(8, device=DEVICE)
+    arguments = {"x_ptr": x, "out_ptr": torch.empty_like(x), "n": 8, "BLOCK": 8}
+    assert torch_triton_hop.identify_accessed_tensors(module.flagged_kernel, arguments).writes == ["out_ptr"]
+    monkeypatch.setattr(module, "STORE_X", tl.constexpr(True))
+    assert torch_triton_hop.identify_accessed_tensors(module.flagged_kernel, arguments).writes == ["x_ptr", "out_ptr"]

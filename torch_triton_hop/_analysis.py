@@ -31,7 +31,7 @@ from typing import Any
 import torch
 
 from . import _compat
-from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_side_table, unwrap_user_object
+from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_side_table, module_constants, unwrap_user_object
 from ._ttir import Function, Op, parse_module, resolve_location, walk
 
 log = logging.getLogger(__name__)
@@ -534,7 +534,9 @@ def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAcce
         writes = [name for name in tensors if name in declared]
         return TensorAccesses(reads=tensors, writes=writes, fallback_reason="declared with wrap_triton(writes=...)")
     args = _complete_arguments(kernel, kwargs)
-    cache_key = (kernel_side_table.add_kernel(kernel), _specialization_key(base, args))
+    # Module constants the kernel reads decide what it writes as its constexpr arguments do.
+    # See [Note: Module constants of a kernel].
+    cache_key = (kernel_side_table.add_kernel(kernel), _specialization_key(base, args), module_constants(base))
     cached = _cache.results.get(cache_key)
     if cached is None:
         try:

@@ -330,8 +330,8 @@ def sympy_floor_div() -> Any:
 
 
 def add_to_graph_cache_keys(name: str, targets: tuple[Any, ...], value: Any) -> None:
-    """Add `value()` to inductor's FX-graph cache key and AOTAutograd's cache key of every
-    graph that calls one of `targets` (in any of its subgraphs), as the details' `name`.
+    """Add `value(gm)` to inductor's FX-graph cache key and AOTAutograd's cache key of every
+    graph `gm` that calls one of `targets` (in any of its subgraphs), as the details' `name`.
 
     torch 2.11-2.13: both keys hash a pickled FxGraphHashDetails (codecache.py), whose
     every attribute is part of the key; AOTAutograd's AOTAutogradCacheDetails
@@ -356,7 +356,7 @@ def add_to_graph_cache_keys(name: str, targets: tuple[Any, ...], value: Any) -> 
                 init(self, gm, *args, **kwargs)
                 for key, (key_targets, key_value) in extra.items():
                     if _calls_any(gm, key_targets):
-                        setattr(self, key, key_value())
+                        setattr(self, key, key_value(gm))
 
             __init__.__wrapped__ = init  # type: ignore[attr-defined]
             __init__._torch_triton_hop_keys = extra  # type: ignore[attr-defined]

@@ -183,15 +183,16 @@ def _translate_pending() -> None:
 
 
 def _patch_capture_scope(jf: JITFunction) -> None:
-    orig_get_capture_scope = jf.get_capture_scope  # bound method
-    # __globals__ is read by get_capture_scope (all versions) and by the
-    # DependenciesFinder used for .cache_key.
-    jf.__globals__ = _translate_scope(jf.__globals__)
+    module_globals = jf.__globals__
+    # __globals__ is read by the DependenciesFinder used for .cache_key (all versions).
+    jf.__globals__ = _translate_scope(module_globals)
 
     def get_capture_scope():
-        # 3.6: globals | inspect.getclosurevars(fn).nonlocals
-        # 3.7+: globals | {freevar: cell contents}
-        return _translate_scope(orig_get_capture_scope())
+        # As 3.7+ builds it (3.6 keeps the closure's names the function uses, a subset):
+        # globals | {freevar: cell contents}. The module's globals as they are now, as the
+        # interpreter reads them: a module constant changed since is not read stale.
+        cells = zip(jf.fn.__code__.co_freevars, jf.fn.__closure__ or ())
+        return _translate_scope({**module_globals, **{name: cell.cell_contents for name, cell in cells}})
 
     jf.get_capture_scope = get_capture_scope
 

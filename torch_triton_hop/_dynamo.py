@@ -31,7 +31,7 @@ from . import _compat, _compat_dynamo, _compat_inductor, config
 from ._hopifier import GridKeyError, TritonHOPifier, grid_type_error, launching_kernel
 from ._hops import triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
 from ._package_digest import package_digest
-from ._side_table import TensorDescriptorSpec, kernel_side_table
+from ._side_table import TensorDescriptorSpec, base_kernel, kernel_side_table, module_constants
 from .errors import UnsupportedTritonKernelError, raise_unsupported
 
 __all__ = ["dynamo_entry", "DynamoTritonHOPifier"]
@@ -302,9 +302,17 @@ _compat.when_imported("torch._dynamo.variables.higher_order_ops", _register_with
 
 # torch.compile's caches key graphs that hold our launches on this package's source too.
 # See [Note: Compiled artifacts carry the package's digest].
-_compat_inductor.add_to_graph_cache_keys(
-    "torch_triton_hop_source", (triton_kernel_wrapper_mutation, triton_kernel_wrapper_functional), package_digest)
-# ... and on the fusion switch, which changes what the same graph compiles to.
-_compat_inductor.add_to_graph_cache_keys(
-    "torch_triton_hop_fusion", (triton_kernel_wrapper_mutation, triton_kernel_wrapper_functional),
-    lambda: config.fusion)
+_LAUNCHES = (triton_kernel_wrapper_mutation, triton_kernel_wrapper_functional)
+_compat_inductor.add_to_graph_cache_keys("torch_triton_hop_source", _LAUNCHES, lambda gm: package_digest())
+# ... and on the fusion switch, which changes what the same graph compiles to ...
+_compat_inductor.add_to_graph_cache_keys("torch_triton_hop_fusion", _LAUNCHES, lambda gm: config.fusion)
+
+
+def _launched_module_constants(gm: torch.fx.GraphModule) -> list[str]:
+    """... and on the module constants its kernels read. See [Note: Module constants of a kernel]."""
+    keys = sorted({node.kwargs["kernel"] for module in gm.modules() if isinstance(module, torch.fx.GraphModule)
+                   for target in _LAUNCHES for node in module.graph.find_nodes(op="call_function", target=target)})
+    return [f"{key} {module_constants(base_kernel(kernel_side_table.get_kernel(key)))}" for key in keys]
+
+
+_compat_inductor.add_to_graph_cache_keys("torch_triton_hop_module_constants", _LAUNCHES, _launched_module_constants)

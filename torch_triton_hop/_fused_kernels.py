@@ -31,7 +31,7 @@ import triton.language as tl
 from . import _compat, _compat_inductor
 from ._fusion_source import OFFSET_ZERO, OFFSET_ZERO64, VECTOR_LIMIT, FusedArgument, NotFusible, \
     rewrite_kernel_source
-from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_layers, kernel_side_table
+from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_layers, kernel_side_table, module_constants
 
 __all__ = ["FusionRecipe", "build_fused_kernel", "define_fused", "kernel_python_source", "recipe_of"]
 
@@ -72,7 +72,7 @@ class FusedKernel:
     source: str  # the rewritten kernel, then its helpers: what TORCH_LOGS shows
 
 
-_built: dict[str, FusedKernel] = {}
+_built: dict[tuple[str, str], FusedKernel] = {}  # (recipe JSON, module constants) -> kernel
 _recipes: dict[str, str] = {}  # fused kernel key -> recipe JSON
 _lock = threading.Lock()
 
@@ -98,13 +98,14 @@ def build_fused_kernel(recipe: FusionRecipe) -> FusedKernel:
 
     Raises NotFusible where the user kernel's source cannot be rewritten exactly.
     """
-    text = recipe.to_json()
-    built = _built.get(text)
-    if built is not None:
-        return built
     user_kernel = kernel_side_table.get_kernel(recipe.base_key)
     base = base_kernel(user_kernel)
     fn = _compat.python_function(base)
+    constants = module_constants(base)
+    text = recipe.to_json()
+    built = _built.get((text, constants))
+    if built is not None:
+        return built
     source = kernel_python_source(fn)
     # Named <kernel>_fused: inductor names its launch after it (add_kernel_fused_0.run(...)).
     name = f"{fn.__name__}_fused"
@@ -125,11 +126,13 @@ def build_fused_kernel(recipe: FusionRecipe) -> FusedKernel:
     interpreter_config = getattr(user_kernel, "interpreter_config", None)
     if interpreter_config is not None:
         kernel.interpreter_config = interpreter_config
+    # The same source in two modules, or after a module constant changed, is another kernel.
+    kernel.derived_from = f"{recipe.base_key} {constants}"
     key = kernel_side_table.add_derived_kernel(kernel)
     shown = "\n".join([rewritten.source, *(source for _, source in recipe.helpers)])
     built = FusedKernel(key, kernel, shown)
     with _lock:
-        built = _built.setdefault(text, built)
+        built = _built.setdefault((text, constants), built)
         _recipes.setdefault(built.key, text)
     return built
 

@@ -37,7 +37,7 @@ from . import _compat
 from .errors import KernelResolutionError
 
 __all__ = ["KernelSideTable", "kernel_side_table", "compute_kernel_key", "kernel_key_name", "allow_kernel_modules",
-           "kernel_module_allowed", "TensorDescriptorSpec"]
+           "kernel_module_allowed", "TensorDescriptorSpec", "module_constants"]
 
 # Objects that wrap a triton kernel (our TritonKernelWrapper) expose it under this name,
 # so the side table can resolve them without importing the wrapper module.
@@ -134,6 +134,44 @@ def _jit_sources(kernel: Any, seen: set[int]) -> list[str]:
     return sources
 
 
+def module_constants(kernel: Any) -> str:
+    """The values of the module constants (`SCALE`, `cfg.SCALE`) a base kernel and the
+    @triton.jit functions it calls read, as text.
+
+    # [Note: Module constants of a kernel]
+    # TL;DR: a kernel's key names its source, not the module constants it reads; code that
+    # copies them must be keyed on them too. Triton reads them when it compiles; inductor
+    # copies their values into its generated code, and so does a fused kernel, defined in a
+    # copy of the module's globals. So the FX graph cache keys graphs with launches on them,
+    # and a fused kernel is built again, under another key, when one changes. Two kernels of
+    # one source in two modules differ only by them (an adversarial hunt, twelfth session).
+    """
+    import triton.language as tl
+
+    constant_types = (bool, int, float, str, type(None), tl.constexpr, tl.dtype)
+    values: list[str] = []
+    seen: set[int] = set()
+    pending = [kernel]
+    while pending:
+        fn = _compat.python_function(pending.pop())
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        names = sorted(set(fn.__code__.co_names))
+        for name in names:
+            if name not in fn.__globals__:  # an attribute's name, or a builtin
+                continue
+            value = fn.__globals__[name]
+            if isinstance(value, constant_types):
+                values.append(f"{fn.__module__}.{name}={value!r}")
+            elif inspect.ismodule(value):
+                values += [f"{fn.__module__}.{name}.{attribute}={getattr(value, attribute)!r}" for attribute in names
+                           if hasattr(value, attribute) and isinstance(getattr(value, attribute), constant_types)]
+            elif _compat.is_base_kernel(value):
+                pending.append(value)
+    return ";".join(values)
+
+
 def _layer_description(layer: Any) -> str:
     if isinstance(layer, _compat.Autotuner):
         options = _compat.autotuner_options(layer)
@@ -161,6 +199,9 @@ def compute_kernel_key(kernel: Any) -> str:
     writes = getattr(kernel, "writes", None)
     if writes is not None:  # wrap_triton(kernel, writes=...) declares different semantics
         digest.update(("writes " + ",".join(writes)).encode())
+    derived_from = getattr(kernel, "derived_from", None)
+    if derived_from is not None:  # a fused kernel: its source alone does not say what its globals hold
+        digest.update(("derived from " + derived_from).encode())
     interpreter_config = getattr(kernel, "interpreter_config", None)
     if interpreter_config is not None:  # runs another config under the interpreter
         digest.update(("interpreter_config " + json.dumps(interpreter_config, sort_keys=True)).encode())
