@@ -32,7 +32,7 @@ from ._hopifier import GridKeyError, TritonHOPifier, grid_type_error, launching_
 from ._hops import triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
 from ._package_digest import package_digest
 from ._side_table import TensorDescriptorSpec, base_kernel, kernel_side_table, module_constants
-from .errors import UnsupportedTritonKernelError, raise_unsupported
+from .errors import KernelResolutionError, UnsupportedTritonKernelError, raise_unsupported
 
 __all__ = ["dynamo_entry", "DynamoTritonHOPifier"]
 
@@ -312,7 +312,13 @@ def _launched_module_constants(gm: torch.fx.GraphModule) -> list[str]:
     """... and on the module constants its kernels read. See [Note: Module constants of a kernel]."""
     keys = sorted({node.kwargs["kernel"] for module in gm.modules() if isinstance(module, torch.fx.GraphModule)
                    for target in _LAUNCHES for node in module.graph.find_nodes(op="call_function", target=target)})
-    return [f"{key} {module_constants(base_kernel(kernel_side_table.get_kernel(key)))}" for key in keys]
+    constants = []
+    for key in keys:
+        try:
+            constants.append(f"{key} {module_constants(base_kernel(kernel_side_table.get_kernel(key)))}")
+        except KernelResolutionError:  # compiling the graph says so, with the fix
+            constants.append(f"{key} unresolved")
+    return constants
 
 
 _compat_inductor.add_to_graph_cache_keys("torch_triton_hop_module_constants", _LAUNCHES, _launched_module_constants)
