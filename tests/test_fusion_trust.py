@@ -1166,3 +1166,46 @@ def test_what_a_kernel_writes_follows_a_changed_module_constant(tmp_path, monkey
     assert torch_triton_hop.identify_accessed_tensors(module.flagged_kernel, arguments).writes == ["out_ptr"]
     monkeypatch.setattr(module, "STORE_X", tl.constexpr(True))
     assert torch_triton_hop.identify_accessed_tensors(module.flagged_kernel, arguments).writes == ["x_ptr", "out_ptr"]
+
+
+# Graph inputs that share memory only when the compiled code runs: each program compiles on
+# separate tensors, then runs on views of one buffer (torch.compile does not recompile for that).
+# See [Note: Graph inputs that may share memory].
+
+@triton.jit
+def copy_and_increment_kernel(x_ptr, a_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(a_ptr + offs, mask=offs < n), mask=offs < n)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
+
+
+def copy_then_add(x, a, b):  # the epilogue + b read before the kernel's store to x
+    out = torch.empty_like(a)
+    wrap_triton(copy_and_increment_kernel)[(1,)](x, a, out, 8, BLOCK=8)
+    return out + b
+
+
+def copy_then_add_doubled(x, a, b):  # b * 2, computed after the launch, moved before it
+    out = torch.empty_like(a)
+    wrap_triton(copy_and_increment_kernel)[(1,)](x, a, out, 8, BLOCK=8)
+    return out + b * 2
+
+
+def program_inputs(program, overlapping):
+    """Fresh inputs: separate tensors, or (overlapping) b a view of x, which the kernel writes."""
+    x, a = torch.zeros(8, device=DEVICE), torch.full((8,), 10.0, device=DEVICE)
+    return (x, a, x[:]) if overlapping else (x, a, torch.ones(8, device=DEVICE))
+
+
+@pytest.mark.parametrize("program", [copy_then_add, copy_then_add_doubled])
+def test_graph_inputs_that_share_memory_only_when_the_code_runs(program, caplog):
+    """Compiled on separate tensors, run with b = x[:] (no recompile): fused, the epilogue
+    (and b * 2, moved before the launch) read b before the kernel's store to x (an
+    adversarial hunt, twelfth session)."""
+    torch._dynamo.reset()
+    compiled_program = torch.compile(program, fullgraph=True)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        compiled_program(*program_inputs(program, overlapping=False))
+    assert "may share memory when the compiled code runs" in caplog.text, caplog.text
+    assert torch.equal(compiled_program(*program_inputs(program, overlapping=True)),
+                       program(*program_inputs(program, overlapping=True)))

@@ -228,6 +228,8 @@ class _LaunchFusion:
                 raise _Refused(f"{user.name} uses the launch's result as a whole")
             self.getitems[self.written[user.args[1]]] = user
         self.grouped = {n for group in parse_shared_memory(node.kwargs.get("shared_memory")) for n in group}
+        self.inputs = {_compat.storage_identity(node_value(p)): p for p in graph.find_nodes(op="placeholder")
+                       if isinstance(node_value(p), torch.Tensor)}
         self.descendants = self._descendants(node)
         tensors = [v for v in self.vals.values() if isinstance(v, torch.Tensor)]
         self.device = max((t.device for t in tensors), key=lambda d: d.type != "cpu")
@@ -313,6 +315,7 @@ class _LaunchFusion:
         self._hoist([o for o in operands if self.order[o] > self.order[self.node]])
         between = [n for n in self.graph.nodes if self.order[self.node] < self.order[n] < self.order[sink]]
         _check_no_writes(between, operands, "between the launch and the epilogue")
+        self._check_inputs_apart(operands, between)
         self.views[name], self.value[name] = views, root
         return _Candidate("epilogue", chosen, sink, operands)
 
@@ -324,6 +327,37 @@ class _LaunchFusion:
                 options = _compat.autotuner_options(layer)
                 names.update((options.get("reset_to_zero") or []) + (options.get("restore_value") or []))
         return names
+
+    def _check_inputs_apart(self, reads: list[torch.fx.Node], writers: list[torch.fx.Node]) -> None:
+        """Refuses where the fused code would read a graph input at another time, relative to
+        a write into another graph input (by the launch or by `writers`), than the program.
+
+        # [Note: Graph inputs that may share memory]
+        # TL;DR: two graph inputs may be views of one tensor when the compiled code runs,
+        # though they were apart when it compiled: torch.compile does not guard on that (an
+        # adversarial hunt, twelfth session: x and b = x[:] passed on a second call). An
+        # epilogue reads its operands inside the kernel, before the kernel's later stores,
+        # where the program reads them after the launch; an operand moved before the launch
+        # reads before it too. Where the launch (or a node the read moves past) writes one
+        # graph input in place and such a read is of another, it may see other values than
+        # the program's, even at the same element (b = x[:]). Those are not fused.
+        # Prologues are: the fused load of z reads the element the program's z * 2 read,
+        # unless z and the written x overlap at other elements (base[8:] and base[:16]),
+        # which inductor's own fused loops assume never happens (`x.add_(z * 2)` compiles to
+        # one loop that reads z where x was written), so the fusion keeps inductor's result.
+        """
+        written = {_compat.storage_identity(self.vals[n]) for n in self.written} & set(self.inputs)
+        for writer in writers:
+            storages = _writes(writer)
+            written |= set(self.inputs) if storages is None else set(storages) & set(self.inputs)
+        for read in reads:
+            storage = _compat.storage_identity(node_value(read)) if isinstance(node_value(read), torch.Tensor) else None
+            others = written - {storage}
+            if storage in self.inputs and others:
+                raise _Refused(f"it reads graph input {self.inputs[storage].name} while graph input "
+                               f"{self.inputs[min(others)].name} is written in place: the two may share memory when "
+                               "the compiled code runs, and the fused code would read it while the kernel writes (see "
+                               "[Note: Graph inputs that may share memory])")
 
     def _check_boundary(self, operands: list[torch.fx.Node], result: torch.fx.Node | None) -> None:
         """The values the fused code reads from memory, and an epilogue's result, which it
@@ -360,6 +394,7 @@ class _LaunchFusion:
         between = [n for n in self.graph.nodes if start < self.order[n] < self.order[moved[-1]] and n not in needed]
         inputs = [a for n in moved for a in n.all_input_nodes]
         _check_no_writes(between, inputs, "between the launch and an operand computed after it")
+        self._check_inputs_apart(inputs, between)
         for n in moved:
             self.node.prepend(n)
         self.order = {n: i for i, n in enumerate(self.graph.nodes)}
