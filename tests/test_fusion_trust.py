@@ -1108,12 +1108,16 @@ def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 '''
 
 
-def import_scale_kernel_module(tmp_path, monkeypatch, name, scale):
-    """A module of its own holding scale_kernel, which multiplies by the module constant SCALE."""
-    path = tmp_path / f"{name}.py"
-    path.write_text(SCALE_KERNEL_MODULE.format(scale=scale))
+def import_module_source(tmp_path, monkeypatch, name, source):
+    """Module `name` holding `source`, written to a file (triton reads a kernel's source from it)."""
+    (tmp_path / f"{name}.py").write_text(source)
     monkeypatch.syspath_prepend(str(tmp_path))
     return importlib.import_module(name)
+
+
+def import_scale_kernel_module(tmp_path, monkeypatch, name, scale):
+    """A module of its own holding scale_kernel, which multiplies by the module constant SCALE."""
+    return import_module_source(tmp_path, monkeypatch, name, SCALE_KERNEL_MODULE.format(scale=scale))
 
 
 def scaled_plus_one(kernel):
@@ -1150,17 +1154,27 @@ def test_a_changed_module_constant_gets_a_fused_kernel_built_again(tmp_path, mon
     assert torch.equal(fused, unfused), fused
 
 
+FLAGGED_STORE_MODULE = '''
+import triton
+import triton.language as tl
+
+STORE_X = tl.constexpr(False)
+
+
+@triton.jit
+def flagged_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, x, mask=offs < n)
+    if STORE_X:
+        tl.store(x_ptr + offs, x + 1, mask=offs < n)
+'''
+
+
 def test_what_a_kernel_writes_follows_a_changed_module_constant(tmp_path, monkeypatch):
     """The analysis of which arguments a kernel writes is cached per kernel and arguments; a
     module constant the kernel reads decides it too."""
-    (tmp_path / "tth_flagged_store.py").write_text(
-        "import triton\nimport triton.language as tl\n\nSTORE_X = tl.constexpr(False)\n\n\n"
-        "@triton.jit\ndef flagged_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
-        "    offs = tl.arange(0, BLOCK)\n    x = tl.load(x_ptr + offs, mask=offs < n)\n"
-        "    tl.store(out_ptr + offs, x, mask=offs < n)\n    if STORE_X:\n"
-        "        tl.store(x_ptr + offs, x + 1, mask=offs < n)\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    module = importlib.import_module("tth_flagged_store")
+    module = import_module_source(tmp_path, monkeypatch, "tth_flagged_store", FLAGGED_STORE_MODULE)
     x = torch.zeros(8, device=DEVICE)
     arguments = {"x_ptr": x, "out_ptr": torch.empty_like(x), "n": 8, "BLOCK": 8}
     assert torch_triton_hop.identify_accessed_tensors(module.flagged_kernel, arguments).writes == ["out_ptr"]
