@@ -345,6 +345,10 @@ class _LaunchFusion:
         # unless z and the written x overlap at other elements (base[8:] and base[:16]),
         # which inductor's own fused loops assume never happens (`x.add_(z * 2)` compiles to
         # one loop that reads z where x was written), so the fusion keeps inductor's result.
+        # Inductor assumes graph inputs share no memory unless they did when it compiled, and
+        # orders writes to one with no edge to reads of another: plain `y = z * 2;
+        # x.add_(1); return y` returns the new x doubled for z = x[:], and so does a prologue
+        # against another node's write; refusing that would refuse prologues graph-wide.
         """
         written = {_compat.storage_identity(self.vals[n]) for n in self.written} & set(self.inputs)
         for writer in writers:
