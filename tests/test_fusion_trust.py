@@ -298,6 +298,22 @@ def test_a_bf16_constant_is_rounded_to_nearest(caplog):
     assert ON_GPU or BF16_ARITHMETIC_REFUSED in caplog.text
 
 
+ROUNDED_TWICE_TO_FP16 = [1 + 2**-11 + 2**-40, -(1 + 2**-11 + 2**-40), 65519.99999, 2**-25 + 2**-60, 6e-8, 1e300]
+
+
+@pytest.mark.parametrize("where", ["prologue", "epilogue"])
+def test_fp64_to_fp16_rounds_as_torch_does(where):
+    # torch rounds fp64 to fp16 through fp32, twice; the interpreter's numpy rounds once, and a
+    # fused conversion gave 1.0009765625 for eager's 1.0 and 65504 for its inf (an adversarial hunt,
+    # thirteenth session). On a GPU the fused conversion is inductor's Triton code's, which rounds once.
+    x = torch.cat([torch.tensor(ROUNDED_TWICE_TO_FP16, dtype=torch.float64, device=DEVICE),
+                   adversarial_values(500).double()])
+    program = (lambda x: copy(x.to(torch.float16))) if where == "prologue" else (lambda x: copy(x).to(torch.float16))
+    check_exact(program, x, expect_fused=True)
+    check_exact(lambda n: copy((n * 3).to(torch.float16)), torch.tensor([2049 * 2**13 + 1, -7, 21845, 2**40],
+                                                                      device=DEVICE), expect_fused=True)
+
+
 def test_fp16_arithmetic_fuses_on_a_gpu_only(caplog):
     # Fuzzer seed 3 #5110: fp16 minus a 0-d fp32 tensor is fp16 arithmetic; eager rounds each
     # result to fp16, inductor's C++ code (the unfused program on CPU) and its Triton code hold it

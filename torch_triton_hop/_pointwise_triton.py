@@ -181,6 +181,8 @@ class _Emitter:
             if self.target == "interpreter" and op in ("to_dtype", "constant") and \
                     args[1] in _TRUNCATED_ON_INTERPRETER:
                 args = (args[0], _interpreter_dtype(op, *args[:2]), *args[2:])
+            if self.target == "interpreter" and op == "to_dtype" and args[1] == torch.float16:
+                args, kwargs = self._float16_as_torch_rounds(args, kwargs)
             text = _compat_inductor.triton_op_text(op, *args, **kwargs)
             if not isinstance(text, str):  # an override that composed other ops: their variable
                 return text
@@ -205,6 +207,26 @@ class _Emitter:
             return var
 
         return emit
+
+    def _float16_as_torch_rounds(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+        """The arguments of ops.to_dtype(x, float16) under the interpreter, rounded as torch rounds.
+
+        # [Note: float16 under triton's interpreter]
+        # torch rounds a float64 (or int64) value to float16 through float32, twice (c10::Half
+        # is built from a float), in eager and in inductor's C++ code; the interpreter's numpy
+        # rounds once. 1 + 2**-11 + 2**-40 gives 1.0 in torch and 1.0009765625 in numpy; 65519.99
+        # gives inf and 65504 (an adversarial hunt, thirteenth session). So a conversion goes
+        # through float32 as torch's does (a no-op from float32 or float16). (A float16
+        # constant reaches the fused code as a 0-d tensor inductor rounded.) On a GPU the
+        # unfused program is inductor's Triton code, which rounds once, as the fused helper does.
+        """
+        source = self.dtypes.get(str(args[0])) or getattr(args[0], "dtype", None)
+        if source not in (torch.float16, torch.float32):
+            as_float32 = getattr(self, "to_dtype")(args[0], torch.float32, *args[2:], **kwargs)
+            if "src_dtype" in kwargs:
+                kwargs = {**kwargs, "src_dtype": torch.float32}
+            return (as_float32, args[1], *([torch.float32] if len(args) > 2 else []), *args[3:]), kwargs
+        return args, kwargs
 
 
 _INTERPRETER_BITS_TYPES = ("tl.bfloat16", "tl.float8")
