@@ -1065,6 +1065,38 @@ def test_epilogues_strict_in_the_stored_value_still_fuse(epilogue):
     check_exact(lambda x: epilogue(copy_first(x, 37)), x, expect_fused=True)
 
 
+@pytest.mark.parametrize("epilogue, dtype", [
+    (lambda out: out - out, torch.int32),
+    (lambda out: out ^ out, torch.int32),
+    (lambda out: out != out, torch.int32),
+    (lambda out: out.clamp(5, 5), torch.int32),
+    (lambda out: out.isnan(), torch.int32),
+    (lambda out: out.to(torch.uint8) >= 0, torch.int32),
+    (lambda out: out * 2**32, torch.int32),
+    (lambda out: torch.maximum(out, torch.tensor(float("inf"), device=out.device)), torch.float32),
+], ids=["minus_itself", "xor_itself", "unequal_to_itself", "clamp_to_one_value", "isnan_of_int", "byte_at_least_0",
+        "times_2_to_32", "maximum_with_inf"])
+def test_an_epilogue_constant_in_the_stored_value_is_not_fused(epilogue, dtype, caplog):
+    """Strict op by op, constant as a whole: its result is defined where the kernel stores
+    nothing (0, False, 5, inf), and fused it was garbage there (an adversarial hunt,
+    thirteenth session)."""
+    x = torch.arange(37, device=DEVICE).to(dtype)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(lambda x: epilogue(copy_first(x, 20)), x, expect_fused=False)
+    assert "gives the same result for every value the kernel might store" in caplog.text, caplog.text
+
+
+@pytest.mark.parametrize("epilogue", [
+    lambda out: out >= 0,
+    lambda out: out.clamp(-1, 1),
+    lambda out: out == 0,
+    lambda out: torch.maximum(out, torch.tensor(0.0, device=out.device)),
+], ids=["at_least_0", "clamp", "equal_to_0", "maximum_with_0"])
+def test_epilogues_that_compare_or_saturate_still_fuse(epilogue):
+    x = torch.randn(37, device=DEVICE)
+    check_exact(lambda x: epilogue(copy_first(x, 37)), x, expect_fused=True)
+
+
 @triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=["n"],
                  reset_to_zero=["out_ptr"])
 @triton.jit
@@ -1090,6 +1122,51 @@ def test_an_epilogue_into_an_output_the_autotuner_zeroes_is_not_fused(caplog):
     assert "the autotuner resets it (reset_to_zero / restore_value)" in caplog.text, caplog.text
     # Elements 20.. are zeros at the first launch of a key only (then, in every mode, undefined).
     assert same_bits(out[:20], x[:20] + 1)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 8}), triton.Config({"BLOCK": 16})], key=["n"],
+                 reset_to_zero=["x_ptr"])
+@triton.jit
+def plus_one_reset_input_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+def test_a_prologue_into_an_argument_the_autotuner_resets_is_not_fused(caplog):
+    """Fused, the launch takes the prologue's operand, the program's x, in the argument's place,
+    and the autotuner zeroed the program's x (an adversarial hunt, thirteenth session)."""
+    def f(x):
+        out = torch.empty_like(x)
+        wrap_triton(plus_one_reset_input_kernel)[lambda meta: (triton.cdiv(8, meta["BLOCK"]),)](x * 2 + 1, out, 8)
+        return out
+
+    x = torch.arange(8.0, device=DEVICE)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        compiled(f, x, fusion=True)
+    assert "the autotuner resets it (reset_to_zero / restore_value): fused" in caplog.text, caplog.text
+    assert same_bits(x, torch.arange(8.0, device=DEVICE))
+
+
+@triton.jit
+def reverse_ignoring_strides_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)  # out's strides ignored: n contiguous elements from out_ptr, as eager allows
+    tl.store(out_ptr + (n - 1 - offs), tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def test_a_prologue_reading_memory_the_kernel_writes_is_not_fused(caplog):
+    """x[::2] * 2 into a kernel writing x[1::2]: fused, the kernel read x while writing it, so
+    the written view was copied, and what the kernel stores between the view's elements was
+    lost (an adversarial hunt, thirteenth session)."""
+    def f(x):
+        wrap_triton(reverse_ignoring_strides_kernel)[(1,)](x[::2] * 2, x[1::2], 10, BLOCK=16)
+        return x
+
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        eager = f(torch.arange(20.0, device=DEVICE))
+        fused, code = compiled(f, torch.arange(20.0, device=DEVICE), fusion=True)
+    assert "shares memory with x_ptr, which the kernel writes" in caplog.text or \
+        "shares memory with out_ptr, which the kernel writes" in caplog.text, caplog.text
+    assert same_bits(fused, eager)
 
 
 @triton.jit

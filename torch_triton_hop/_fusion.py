@@ -430,6 +430,9 @@ class _LaunchFusion:
             raise _Refused("it is not computed by a pointwise op the fusion translates")
         if sum(v is argument for v in self.kwargs.values()) != 1:
             raise _Refused(f"{argument.name} is passed as another argument too")
+        if name in self._autotuner_resets():
+            raise _Refused("the autotuner resets it (reset_to_zero / restore_value): fused, the operand the launch "
+                           "takes in its place, a tensor of the program, would be reset")
         for node, user in zip([sink, *views], [*views, self.node]):
             if _data_users(node) != {user}:
                 raise _Refused(f"{node.name} is used elsewhere too")
@@ -449,6 +452,14 @@ class _LaunchFusion:
         self._check_boundary(operands, None)
         if not any(node_value(o).dim() > 0 or node_value(o).numel() > 0 for o in operands):
             raise _Refused("the prologue reads no tensor")
+        written = {_compat.storage_identity(self.vals[w]): w for w in self.written}
+        for operand in operands:
+            shared = written.get(_compat.storage_identity(node_value(operand)))
+            if shared is not None:
+                # The program computes the prologue before the kernel writes; fused, the kernel
+                # would read while it writes (or write a copy, losing what it stores between a
+                # strided view's elements: an adversarial hunt, thirteenth session).
+                raise _Refused(f"operand {operand.name} shares memory with {shared}, which the kernel writes")
         between = [n for n in self.graph.nodes if self.order[region[0]] < self.order[n] < self.order[self.node]
                    and n not in members]
         _check_no_writes(between, operands, "between the prologue and the launch")
