@@ -214,7 +214,9 @@ def test_a_pointer_advanced_by_an_int64_step_fuses_without_a_warning(caplog):
 def test_a_0d_operand_of_an_epilogue_meets_the_lanes_in_minimum(scalar):
     # Fuzzer seed 0 #9: the interpreter's scalar `a != a` in triton_helpers.minimum, broadcast
     # into `mask |= ...`, raised TypeError when the compiled program ran.
-    x = (torch.arange(200, device=DEVICE) * 3 % 256).to(torch.uint8)
+    # int8, not uint8: the minimum of a negative s and any uint8 is s, an epilogue that ignores
+    # the stored value, which is not fused (see [Note: Elements a kernel may leave unwritten]).
+    x = (torch.arange(200, device=DEVICE) * 3 % 256 - 128).to(torch.int8)
     s = torch.tensor(scalar, device=DEVICE)
     check_exact(lambda x, s: torch.minimum(s, copy(x)), x, s, expect_fused=True)
 
@@ -231,7 +233,12 @@ def test_a_comparison_promoted_to_bf16_in_an_epilogue():
     # reshape) in the interpreter; small integers become bf16 through fp32 there.
     x = torch.arange(-50, 50, device=DEVICE)  # int64
     r = (torch.arange(100, device=DEVICE) % 2).to(torch.bfloat16)
-    check_exact(lambda x, r: (copy(x) <= 2.0) == r, x, r, expect_fused=True)
+
+    def f(x, r):  # ^ (y > 0): `== r` alone is False for almost every r, whatever y holds, and not fused
+        y = copy(x)
+        return ((y <= 2.0) == r) ^ (y > 0)
+
+    check_exact(f, x, r, expect_fused=True)
 
 
 def bf16_subnormals():
@@ -386,9 +393,9 @@ def test_a_value_minus_itself_keeps_nan_and_inf(caplog):
     isinf, which triton's interpreter does not have: there it is not fused (seed 5, #5266)."""
     x = adversarial_values(4096)
 
-    def f(x):
+    def f(x):  # + y: y - y alone is 0 for every finite y, and not fused
         y = copy(x)
-        return y - y
+        return y - y + y
 
     with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
         fused, code = compiled(f, x, fusion=True)
@@ -418,7 +425,8 @@ def test_a_prologue_the_compiler_can_prove_constant_is_not_folded_through_the_ep
 def square_then_compare(x):
     out = torch.empty_like(x)
     wrap_triton(square_kernel)[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
-    return (out > -0.25).to(torch.float32)
+    # ^ (out < 3): `out > -0.25` alone is true for every ordinary value, and not fused
+    return ((out > -0.25) ^ (out < 3.0)).to(torch.float32)
 
 
 @pytest.fixture
@@ -432,7 +440,8 @@ def plan_for_a_gpu(monkeypatch):
 
 def test_what_the_compiler_knows_of_a_stored_value_does_not_reach_the_epilogue():
     """x * x > -0.25 holds for every x but NaN. Through a register move (inline asm) ptxas saw
-    the product and folded the fused comparison to true, NaN lanes included, where the unfused
+    the product and folded the fused comparison to true, NaN lanes included (there
+    (x * x > -0.25) ^ (x * x < 3) became true), where the unfused
     program loads the product from memory and gives false (fuzzer seed 12 #933, H200). The
     stored value now crosses the boundary as (bits & m) | (m + 1), m a parameter passed as -1."""
     x = adversarial_values(4096)
@@ -452,10 +461,13 @@ def test_the_gpu_boundary_move_keeps_every_bit_under_the_interpreter(dtype, plan
     their bits, and the launch passes the parameter."""
     values = adversarial_values(256)
     x = values.to(dtype) if dtype.is_floating_point else values.nan_to_num(0).clamp(-100, 100).to(dtype)
+    # ^ (y > 0): `copy(x) == x` alone is false for almost every x (an ordinary operand), and not
+    # fused; for bools that would be ~x, so there y != x.
+    epilogue = (lambda y, x: y != x) if dtype == torch.bool else (lambda y, x: (y == x) ^ (y > 0))
     with torch._inductor.config.patch(fx_graph_cache=False):
-        fused, code = compiled(lambda x: copy(x) == x, x, fusion=True)
+        fused, code = compiled(lambda x: epilogue(copy(x), x), x, fusion=True)
     assert fused_launches(code) and "_ones" in code, code
-    assert same_bits(fused, x == x)
+    assert same_bits(fused, epilogue(x, x))
 
 
 def fused_kernel_compiled_for_sm90(monkeypatch, stage, fn, *inputs):
@@ -854,8 +866,9 @@ def row_positives(x):
 
 
 def cos_of_a_constant(n):
-    """cos(2.0) for every n: (n != 0) == (float(n) != 0)."""
-    return torch.cos(torch.add(2, torch.logical_xor(n, n.to(torch.float16)), alpha=2).float())
+    """cos(2.0) + n for every n: (n != 0) == (float(n) != 0). (+ n: an epilogue that ignores
+    the stored value is not fused at all; see [Note: Elements a kernel may leave unwritten].)"""
+    return torch.cos(torch.add(2, torch.logical_xor(n, n.to(torch.float16)), alpha=2).float()) + n
 
 
 def test_math_triton_would_fold_on_the_host_is_not_fused_on_a_gpu(caplog, plan_for_a_gpu):

@@ -67,7 +67,7 @@ from ._layouts import layout_difference
 from ._pointwise_triton import TRITON_DTYPES, Operand, helper_source, is_pointwise, is_row_major, operand_offset
 from ._region_boundaries import boundary_difference
 from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_key_name, kernel_layers, kernel_side_table
-from ._unwritten_elements import absorbed_value
+from ._unwritten_elements import absorbed_value, ignored_value
 
 log = logging.getLogger(__name__)
 
@@ -316,6 +316,9 @@ class _LaunchFusion:
         between = [n for n in self.graph.nodes if self.order[self.node] < self.order[n] < self.order[sink]]
         _check_no_writes(between, operands, "between the launch and the epilogue")
         self._check_inputs_apart(operands, between)
+        ignored = ignored_value(chosen, passthrough)  # last: it runs the region on CPU
+        if ignored:
+            raise _Refused(ignored)
         self.views[name], self.value[name] = views, root
         return _Candidate("epilogue", chosen, sink, operands)
 

@@ -37,7 +37,7 @@ import torch
 
 from ._fx_values import node_value
 
-__all__ = ["absorbed_value"]
+__all__ = ["absorbed_value", "ignored_value"]
 
 _ops = torch.ops.aten
 _SELECTS = {_ops.where, _ops.masked_fill}  # the value in a branch position: its lanes may be replaced
@@ -60,6 +60,13 @@ def absorbed_value(region: list[torch.fx.Node], stored: set[torch.fx.Node]) -> s
         if reason is not None:
             return (f"{node.name} ({reason}) may not depend on the kernel's stored value, and the kernel may leave "
                     "elements of its output unwritten, which the unfused epilogue computes too")
+    return None
+
+
+def ignored_value(region: list[torch.fx.Node], stored: set[torch.fx.Node]) -> str | None:
+    """Why the epilogue `region`, strict op by op (absorbed_value found nothing), may still
+    compute a result that does not depend on the stored value, found by running it on probes
+    of that value; None where it does. See [Note: Elements a kernel may leave unwritten]."""
     reason = _ignores_probes(region, stored)
     if reason is not None:
         return (f"{region[-1].name} {reason}, and the kernel may leave elements of its output unwritten, which the "
