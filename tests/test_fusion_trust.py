@@ -1110,6 +1110,13 @@ def test_epilogues_that_compare_or_saturate_still_fuse(epilogue):
     check_exact(lambda x: epilogue(copy_first(x, 37)), x, expect_fused=True)
 
 
+def test_an_epilogue_comparing_with_an_operand_still_fuses():
+    """`predictions == labels` depends on the predictions where they may equal the labels: the
+    probes include the operand's own values."""
+    predictions, labels = (torch.randint(0, 5, (37,), device=DEVICE) for _ in range(2))
+    check_exact(lambda p, labels: copy_first(p, 37) == labels, predictions, labels, expect_fused=True)
+
+
 @triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=["n"],
                  reset_to_zero=["out_ptr"])
 @triton.jit

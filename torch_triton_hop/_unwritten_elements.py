@@ -24,8 +24,9 @@
 # the result: int `o - o`, `o ^ o`, `o != o`, `o.clamp(5, 5)`, `isnan` of an int, `u8 >= 0`,
 # and for ordinary floats `maximum(o, inf)` (a second hunt, thirteenth session). So the region
 # is also run, on CPU, on probes of the stored value: ordinary numbers of its dtype, zeros
-# among them, each lane's other operands drawn once. Where the result is the same for every
-# probe in more than a quarter of the lanes, the region is taken to ignore the value there.
+# among them, and each other operand's values (`out == labels`), each lane's other operands
+# drawn once. Where the result is the same for every probe in more than a quarter of the
+# lanes, the region is taken to ignore the value there.
 # (A strict region repeats by chance in a few lanes: `o >= 0` when every probe is positive.)
 """
 
@@ -82,30 +83,24 @@ def _ignores_probes(region: list[torch.fx.Node], stored: set[torch.fx.Node]) -> 
     """Why the region's result (its last node) may not depend on the stored value, found by
     running it on probes of that value; None where it does in all but a few lanes."""
     generator = torch.Generator().manual_seed(0)
-    stored_value = node_value(next(iter(stored)))
-    probes = _probes(stored_value.dtype, generator)
+    stored_dtype = node_value(next(iter(stored))).dtype
+    probes = _probes(stored_dtype, generator)
     if probes is None:
-        return f"computes on {stored_value.dtype}, which the check that it depends on the stored value does not draw"
-    others: dict[torch.fx.Node, torch.Tensor] = {}
-    results = []
+        return f"computes on {stored_dtype}, which the check that it depends on the stored value does not draw"
     try:
+        others = {arg: _constant(arg) if arg.target in _CONSTANTS else _ordinary(node_value(arg).dtype, generator)
+                  for node in region for arg in node.all_input_nodes if arg not in stored and arg not in region}
+        # The operands' own values too: `out == labels` depends on out where out may equal them.
+        probes += [other.to(stored_dtype) for other in others.values() if stored_dtype != torch.bool]
+        results = []
         for probe in probes:
-            values: dict[torch.fx.Node, Any] = dict.fromkeys(stored, probe)
-
-            def value_of(arg: Any) -> Any:
-                if not isinstance(arg, torch.fx.Node):
-                    return arg
-                if arg not in values:
-                    if arg not in others:
-                        others[arg] = _constant(arg) if arg.target in _CONSTANTS else \
-                            _ordinary(node_value(arg).dtype, generator)
-                    return others[arg]
-                return values[arg]
-
+            values: dict[torch.fx.Node, Any] = {**others, **dict.fromkeys(stored, probe)}
             for node in region:
-                args = torch.fx.node.map_aggregate(node.args, value_of)
-                kwargs = torch.fx.node.map_aggregate(node.kwargs, value_of)
-                values[node] = node.target(*args, **{k: v for k, v in kwargs.items() if k != "device"})
+                args = torch.fx.node.map_aggregate(node.args, lambda a: values[a] if isinstance(a, torch.fx.Node) else a)
+                kwargs = torch.fx.node.map_aggregate(
+                    {k: v for k, v in node.kwargs.items() if k != "device"},
+                    lambda a: values[a] if isinstance(a, torch.fx.Node) else a)
+                values[node] = node.target(*args, **kwargs)
             results.append(values[region[-1]].reshape(-1))
     except Exception as error:  # noqa: BLE001  an op CPU does not run for these dtypes: the safe path
         return f"could not be checked for dependence on the stored value on CPU ({type(error).__name__}: {error})"
