@@ -22,12 +22,12 @@
 # operands' values. Such a set: maximum(x, inf) is inf unless x is NaN, still garbage-dependent.
 # Strict op by op is not strict as a whole where the value meets itself or the constants fix
 # the result: int `o - o`, `o ^ o`, `o != o`, `o.clamp(5, 5)`, `isnan` of an int, `u8 >= 0`,
-# and for ordinary floats `maximum(o, inf)` (a second hunt, thirteenth session). So the region
-# is also run, on CPU, on probes of the stored value: ordinary numbers of its dtype, zeros
-# among them, and each other operand's values (`out == labels`), each lane's other operands
-# drawn once. Where the result is the same for every probe in more than a quarter of the
-# lanes, the region is taken to ignore the value there.
-# (A strict region repeats by chance in a few lanes: `o >= 0` when every probe is positive.)
+# and for ordinary floats `maximum(o, inf)` (an adversarial hunt, thirteenth session). So
+# the region is also run, on CPU, on probes of the stored value: ordinary numbers of its
+# dtype, zeros among them, and each other operand's values (`out == labels`), each lane's
+# other operands drawn once. Where the result is the same for every probe in more than a
+# quarter of the lanes, the region is taken to ignore the value there. (A strict region
+# repeats by chance in a few lanes: `o >= 0` when every probe is positive.)
 """
 
 from __future__ import annotations
