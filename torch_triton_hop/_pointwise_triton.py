@@ -222,7 +222,7 @@ class _Emitter:
         """
         source = self.dtypes.get(str(args[0])) or getattr(args[0], "dtype", None)
         if source not in (torch.float16, torch.float32):
-            as_float32 = getattr(self, "to_dtype")(args[0], torch.float32, *args[2:], **kwargs)
+            as_float32 = self.to_dtype(args[0], torch.float32, *args[2:], **kwargs)
             if "src_dtype" in kwargs:
                 kwargs = {**kwargs, "src_dtype": torch.float32}
             return (as_float32, args[1], *([torch.float32] if len(args) > 2 else []), *args[3:]), kwargs
