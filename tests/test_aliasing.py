@@ -31,6 +31,12 @@ def overlapping_views(buf):
     return buf
 
 
+def adjacent_views(buf):
+    """x = buf[0:8], out = buf[8:16]: no element shared, one storage."""
+    wrap_triton(K.add_kernel)[(1,)](buf[0:8], buf[0:8], buf[8:16], 8, BLOCK=8)
+    return buf
+
+
 def strided_alias(buf):
     """A (4, 4) block and its transpose: the same memory with other strides."""
     m = buf[:16].view(4, 4)
@@ -63,7 +69,7 @@ def overlapping_views_off_the_start(buf):
     return buf
 
 
-CASES = [same_tensor_twice, overlapping_views, overlapping_views_off_the_start, strided_alias,
+CASES = [same_tensor_twice, overlapping_views, overlapping_views_off_the_start, adjacent_views, strided_alias,
          input_and_its_view, reads_its_own_write_through_an_alias, untouched_alias]
 # Copies the program makes itself: strided_alias passes m.t().contiguous().
 OWN_COPIES = {strided_alias: 1}
@@ -205,16 +211,19 @@ def reinterpreted_as_ints(buf):
 def _eager_and_along(fn, path):
     """fn's buffer run along `path` (a traced() path, or inductor with every launch copied:
     pattern passes off), eager's buffer, and the start they both came from."""
-    torch._dynamo.reset()
     start = torch.arange(16.0, device=DEVICE)
     expected_buf, _ = eager(fn, start)
     buf = start.clone()
+    _run_along(fn, path, buf)
+    return buf, expected_buf, start
+
+
+def _run_along(fn, path, arg):
+    torch._dynamo.reset()
     if path == "inductor, every launch copied":
         with torch._inductor.config.patch(pattern_matcher=False):
-            torch.compile(fn, fullgraph=True)(buf)
-    else:
-        traced(fn)[path](buf)
-    return buf, expected_buf, start
+            return torch.compile(fn, fullgraph=True)(arg)
+    return traced(fn)[path](arg)
 
 
 @pytest.mark.parametrize("path", [*traced(same_tensor_twice), "inductor, every launch copied"])
@@ -255,6 +264,33 @@ def test_shared_memory_of_different_widths_is_copied_once_and_says_why(caplog):
     assert "dtypes of different widths" in caplog.text, caplog.text
     assert len(launches(code, "write_then_read")) == 1
     assert len(copies(code)) == 2, code  # the span copied, once, and the written members put back
+
+
+def on_an_intermediate(fn):
+    """fn's launch on views of a tensor the program computes, every element of which a
+    pointwise op then reads (inductor computes such a tensor where it is used, unless stored)."""
+
+    def program(x):
+        buf = x * 2
+        result = fn(buf)
+        others = [r for r in (result if isinstance(result, tuple) else (result,)) if r is not buf]
+        return buf * 3, *others  # buf itself not returned: inductor would store it whole for that
+
+    program.__name__ = f"{fn.__name__}_on_an_intermediate"
+    return program
+
+
+@pytest.mark.parametrize("path", [*traced(same_tensor_twice), "inductor, every launch copied"])
+@pytest.mark.parametrize("fn", [*CASES, reinterpreted_as_ints, reinterpreted_as_halves, halves_written_floats_read],
+                         ids=lambda f: f.__name__)
+def test_shared_memory_of_an_intermediate_gives_eager_results(fn, path):
+    """A launch on two views of a computed buffer (`k(buf[:n], buf[n:])`) writes that buffer,
+    for every later reader. See [Note: A span is taken of its base, not of a view]."""
+    program = on_an_intermediate(fn)
+    start = torch.arange(32.0, device=DEVICE)
+    expected = program(start.clone())
+    assert not torch.equal(expected[0], start * 6)  # the kernel changed what buf * 3 reads
+    torch.testing.assert_close(_run_along(program, path, start.clone()), expected, rtol=0, atol=0, equal_nan=True)
 
 
 class _TwoZeros(torch.autograd.Function):

@@ -160,6 +160,14 @@ def functorch_interpreter_active() -> bool:
 
 
 
+def is_view_op(target: Any) -> bool:
+    """Whether an FX node's target is an aten op whose output aliases its input.
+
+    torch 2.11-2.13: OpOverload.is_view (from the schema's alias annotations).
+    """
+    return isinstance(target, torch._ops.OpOverload) and bool(target.is_view)
+
+
 def storage_identity(t: torch.Tensor) -> int:
     """Equal for tensors that share memory: views of one base, also under functionalization.
 

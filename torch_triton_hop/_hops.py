@@ -31,6 +31,7 @@ import triton
 from . import _compat
 from ._trace import accesses as trace_accesses
 from ._analysis import identify_accessed_tensors
+from ._fx_values import node_value
 from ._compat import DispatchKey
 from ._side_table import TensorDescriptorSpec, base_kernel, kernel_key_name, kernel_layers, kernel_side_table
 from .errors import raise_unsupported
@@ -594,12 +595,52 @@ def _functional_meta(*, kernel, constant_args, configs, grids, kwargs, tensors_t
     return tuple(copies[name] for name in tensors_to_clone)
 
 
+# [Note: A span is taken of its base, not of a view]
+# TL;DR: in a traced graph, the as_strided that gives a shared_memory group its span reads
+# the storage's base node, not the member view it was called on.
+# Context: functionalization records `torch.as_strided(member, span...)` (see [Note:
+# Arguments that share memory]) as an op on the member, e.g. as_strided(buf[:n], (2n,), ...)
+# for `k(buf[:n], buf[n:])`. That is the same view of the same storage as as_strided(buf,
+# ...): as_strided's offset counts from the storage's start, whatever view it is called on.
+# But inductor computes a slice of an intermediate it has not stored as a buffer of the
+# slice's own (torch 2.11-2.13: `torch.as_strided(x * 1)[:4], (8,), (1,), 0)` compiles to
+# a read past a 4-element buffer), so the launch wrote a copy of half of `buf` and the rest
+# of the program read `buf` as it was. Rebased on `buf`, inductor stores `buf` whole and
+# the launch writes it. Only views of the same dtype are looked through (as_strided counts
+# in elements of its input's dtype).
+
+
+def _view_base(node: Any) -> Any:
+    """The node `node` views, through views of the same storage and dtype (itself if none)."""
+    while (isinstance(node, torch.fx.Node) and node.op == "call_function" and _compat.is_view_op(node.target)
+           and node.args and isinstance(node.args[0], torch.fx.Node)):
+        source, value = node_value(node.args[0]), node_value(node)
+        if not (isinstance(source, torch.Tensor) and isinstance(value, torch.Tensor) and source.dtype == value.dtype
+                and _compat.storage_identity(source) == _compat.storage_identity(value)):
+            break
+        node = node.args[0]
+    return node
+
+
+def _rebase_spans(tracer: Any, kwargs: dict[str, Any]) -> None:
+    """See [Note: A span is taken of its base, not of a view]."""
+    for value in kwargs.values():
+        if not isinstance(value, torch.Tensor):
+            continue
+        node = tracer.unwrap_proxy(value).node
+        while isinstance(node, torch.fx.Node) and node.op == "call_function" and _compat.is_view_op(node.target):
+            if node.target is torch.ops.aten.as_strided.default:
+                node.update_arg(0, _view_base(node.args[0]))
+            node = node.args[0]
+
+
 @triton_kernel_wrapper_functional.py_impl(_compat.ProxyTorchDispatchMode)
 def _functional_proxy(mode, *, kernel, constant_args, configs, grids, kwargs, tensors_to_clone, shared_memory=None):
     node = dict(kernel=kernel, constant_args=constant_args, configs=configs, grids=grids, kwargs=kwargs,
                 tensors_to_clone=tensors_to_clone)
     if shared_memory:
         node["shared_memory"] = shared_memory
+        _rebase_spans(mode.tracer, kwargs)
     return _trace(mode, triton_kernel_wrapper_functional, node)
 
 
