@@ -1336,3 +1336,23 @@ def test_graph_inputs_that_share_memory_only_when_the_code_runs(program, caplog)
     assert "may share memory when the compiled code runs" in caplog.text, caplog.text
     assert torch.equal(compiled_program(*program_inputs(program, overlapping=True)),
                        program(*program_inputs(program, overlapping=True)))
+
+
+def copied(x):
+    out = torch.empty_like(x)
+    wrap_triton(copy_kernel)[(triton.cdiv(x.numel(), 32),)](x, out, x.numel(), BLOCK=32)
+    return out
+
+
+@pytest.mark.parametrize("program", [
+    lambda x: copied(x) + 300,      # epilogue; eager casts the scalar to int8: + 44
+    lambda x: copied(x + 300),      # prologue
+    lambda x: copied(x < 200),      # a comparison with the wrapped scalar (-56)
+    lambda x: copied(x.to(torch.uint8)) - 300,
+    lambda x: copied(x.to(torch.int32)) + (2**40 + 1),
+], ids=["int8 + 300 epilogue", "int8 + 300 prologue", "int8 < 200 prologue", "uint8 - 300 epilogue",
+        "int32 + 2**40 + 1 epilogue"])
+def test_an_int_scalar_out_of_the_tensors_range_wraps_as_eager(program):
+    """Under the interpreter the fused code raised (numpy will not make an int8 of 300)."""
+    x = torch.tensor([-128, 127, 0, 5, -1, 44], dtype=torch.int8, device=DEVICE)
+    check_exact(program, x, expect_fused=True)
