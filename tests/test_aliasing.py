@@ -10,7 +10,6 @@ import triton
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from torch_triton_hop import kernel_side_table, triton_kernel_wrapper_functional, wrap_triton
-from torch_triton_hop.errors import UnsupportedTritonKernelError
 
 import core_kernels as K
 from generated_code import allocations, compile_and_code, copies, launch_arguments, launches
