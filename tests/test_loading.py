@@ -29,12 +29,14 @@ class AddOne(torch.nn.Module):
         return out
 
 
-def save(tmp_path, edit_key=None):
+def save(tmp_path, edit_key=None, edit=None):
+    """Export AddOne, its launch's key changed by edit_key, other arguments set from `edit`."""
     ep = torch.export.export(AddOne(), (torch.randn(20),), strict=False)
-    if edit_key is not None:
-        for node in ep.graph.nodes:
-            if "user_triton_kernel" in str(node.target):
+    for node in ep.graph.nodes:
+        if "user_triton_kernel" in str(node.target):
+            if edit_key is not None:
                 node.kwargs = {**node.kwargs, "kernel": edit_key(node.kwargs["kernel"])}
+            node.kwargs = {**node.kwargs, **(edit or {})}
     path = tmp_path / "program.pt2"
     torch.export.save(ep, path)
     return path
@@ -90,8 +92,43 @@ def test_an_edited_key_naming_another_module_imports_nothing(tmp_path):
 def test_an_edited_digest_in_an_allowed_module_is_reported_as_changed_or_edited(tmp_path):
     path = save(tmp_path, edit_key=lambda key: key.rpartition("@")[0] + "@0000000000000000")
     line, imported = load_and_run(tmp_path, path, "torch_triton_hop.allow_kernel_modules('marker_kernels')")
-    assert "has no kernel 'add_one' whose source and autotune configs hash to '0000000000000000'" in line
+    assert "has no kernel 'add_one' whose source (with the @triton.jit functions it calls and the module " \
+        "constants they read) and autotune configs hash to '0000000000000000'" in line
     assert "changed since the program was saved, or the program was edited" in line
+
+
+def test_an_edited_key_does_not_reach_a_modules_lazy_attributes(tmp_path):
+    """Finding the kernel in an imported module reads its namespace: a module __getattr__
+    that would import a submodule (numpy's, torch's do) is not called."""
+    (tmp_path / "lazy_package.py").write_text(textwrap.dedent(f"""
+        def __getattr__(name):
+            open({str(tmp_path / "imported.txt")!r}, "a").write(name)
+            raise AttributeError(name)
+    """))
+    path = save(tmp_path, edit_key=lambda key: "lazy_package:submodule@" + key.rpartition("@")[2])
+    line, reached = load_and_run(tmp_path, path, "import lazy_package", {"PYTHONPATH": f"{HERE}:{tmp_path}"})
+    assert "module 'lazy_package' has no kernel 'submodule'" in line
+    assert not reached
+
+
+@pytest.mark.parametrize("edit, message", [
+    ({"configs": '[{"kwargs": {}, "ir_override": "/tmp/kernel.ttgir"}]'}, "unknown field(s) ['ir_override']"),
+    ({"configs": '[{"kwargs": {}, "pre_hook": "os.system"}]'}, "unknown field(s) ['pre_hook']"),
+    ({"configs": '[{"kwargs": {"BLOCK": [1]}}]'}, "its kwargs must be None, bool, int, float or str"),
+    ({"configs": '[{"kwargs": {}, "num_warps": "4"}]'}, "must be ints"),
+    ({"configs": '{"kwargs": {}}'}, "malformed autotune configs"),
+    ({"configs": "not json"}, "malformed autotune configs"),
+    ({"constant_args": '{"DT": {"tl.dtype": "nonsense"}}'}, "unknown triton dtype 'nonsense'"),
+    ({"constant_args": '["x"]'}, "not an object of names to values"),
+    ({"constant_args": '{"X": [1, 2]}'}, "unknown constant [1, 2]"),
+], ids=["ir_override", "pre_hook", "list value", "str num_warps", "not a list", "not json", "dtype", "constants list",
+        "list constant"])
+def test_an_edited_config_or_constant_is_refused_before_anything_runs(tmp_path, edit, message):
+    """See [Note: Configs in a saved program are data]: triton.Config's ir_override would
+    compile IR from a path the program names, in the verified kernel's place."""
+    path = save(tmp_path, edit=edit)
+    line, _ = load_and_run(tmp_path, path, "import marker_kernels")
+    assert line.startswith("ERROR KernelResolutionError") and message in line, line
 
 
 def test_allowed_names_are_modules_or_package_prefixes(monkeypatch):

@@ -1,6 +1,7 @@
 """The side table: stable kernel keys, content-keyed constants, resolution errors, bounded growth."""
 
 import threading
+import types
 
 import pytest
 import torch
@@ -37,6 +38,29 @@ def k(x_ptr, BLOCK: tl.constexpr):
 
     keys = {kernel_side_table.add_kernel(make(c, b)) for c in (1.0, 2.0) for b in (16, 32)}
     assert len(keys) == 4
+
+
+def test_the_key_covers_the_helpers_and_module_constants_a_kernel_reads():
+    """A kernel reads a @triton.jit helper through a module (helpers.combine), a module constant
+    (SCALE) and another module's constant (consts.FACTOR): a saved program whose kernel's
+    helper or constants changed is refused on load, as one whose kernel changed is."""
+    def make(op, scale, factor):
+        helpers, consts = types.ModuleType("helpers"), types.ModuleType("consts")
+        vars(helpers).update(triton=triton, tl=tl)
+        exec(compile(f"@triton.jit\ndef combine(a, b):\n    return a {op} b\n", "<helpers>", "exec"), vars(helpers))
+        consts.FACTOR = tl.constexpr(factor)
+        src = """
+@triton.jit
+def k(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, helpers.combine(tl.load(x_ptr + offs), 1.0) * SCALE * consts.FACTOR)
+"""
+        scope = {"triton": triton, "tl": tl, "helpers": helpers, "consts": consts, "SCALE": scale}
+        exec(compile(src, "<test>", "exec"), scope)
+        return kernel_side_table.add_kernel(scope["k"])
+
+    assert make("+", 1.0, 1.0) == make("+", 1.0, 1.0)
+    assert len({make("+", 1.0, 1.0), make("-", 1.0, 1.0), make("+", 5.0, 1.0), make("+", 1.0, 7.0)}) == 4
 
 
 def test_writes_override_is_part_of_the_key():

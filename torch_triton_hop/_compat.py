@@ -477,7 +477,14 @@ def is_triton_dtype(value: Any) -> bool:
 
 
 def triton_dtype_from_name(name: str) -> Any:
-    return triton.language.dtype(name)
+    """The triton dtype of that name (str(tl.float16) == "fp16"); None for no such dtype.
+
+    triton 3.6-3.9: tl.dtype(name) asserts the name is known.
+    """
+    try:
+        return triton.language.dtype(name)
+    except (AssertionError, ValueError, TypeError, KeyError):
+        return None
 
 
 def tensor_descriptor_fields(desc: Any) -> dict[str, Any]:

@@ -46,7 +46,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import operator
 import time
@@ -506,7 +505,7 @@ def _plan_launch(graph: torch.fx.Graph, node: torch.fx.Node) -> _LaunchPlan | No
     key = node.kwargs["kernel"]
     name = kernel_key_name(key)
     if key.startswith(DERIVED_KERNEL_MODULE + ":") or any(
-            c.get("block_shapes") for c in json.loads(node.kwargs["configs"])):
+            c.get("block_shapes") for c in kernel_side_table.get_configs(node.kwargs["configs"])):
         return None  # already fused; or descriptors whose block shapes configs set
     base = base_kernel(kernel_side_table.get_kernel(key))
     try:
@@ -666,7 +665,7 @@ def _kernel_arguments(launch: _LaunchFusion, vals: dict[str, Any]) -> dict[str, 
 def _launches(launch: _LaunchFusion) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(config arguments, launch options) of each way the launch can run: one per autotuning
     config, else the launch's own options (num_warps, ...)."""
-    configs = json.loads(launch.node.kwargs["configs"])
+    configs = kernel_side_table.get_configs(launch.node.kwargs["configs"])
     return [(dict(c["kwargs"]), {k: v for k, v in c.items() if k not in ("kwargs", "block_shapes")})
             for c in configs] or [({}, {k: v for k, v in launch.vals.items() if k in _compat.launch_option_names()})]
 

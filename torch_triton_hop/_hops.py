@@ -20,7 +20,6 @@ graphs print, pickle and round-trip through torch.export.save / load.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -188,7 +187,7 @@ class _Launcher:
 def _launcher(kernel_key: str, configs_json: str) -> _Launcher:
     def build() -> _Launcher:
         kernel = kernel_side_table.get_kernel(kernel_key)
-        configs = json.loads(configs_json)
+        configs = kernel_side_table.get_configs(configs_json)
         base = base_kernel(kernel)
         autotuner = _outermost_autotuner(kernel)
         if _compat.autotuning_unavailable(base) and len(configs) > 1:
@@ -254,7 +253,7 @@ def launcher_for_inductor(kernel_key: str, configs_json: str, kwargs: dict[str, 
     parameters) become a one-config autotuner, since inductor reads launch options from
     configs only.
     """
-    configs = json.loads(configs_json)
+    configs = kernel_side_table.get_configs(configs_json)
     kernel = kernel_side_table.get_kernel(kernel_key)
     base = base_kernel(kernel)
     params = {p.name for p in _compat.kernel_params(base)}
@@ -400,7 +399,7 @@ def tensors_accessed(kernel: str, constant_args: str, configs: str, kwargs: dict
     """
     triton_kernel = kernel_side_table.get_kernel(kernel)
     all_args = kernel_arguments(kwargs, constant_args, validate=False)
-    config_list = json.loads(configs)
+    config_list = kernel_side_table.get_configs(configs)
     if config_list:
         # Any config: the written set does not depend on the config (constexpr branches
         # on a config value are rare; the analysis falls back safely where it cannot tell).
@@ -674,13 +673,15 @@ def check_kernels(program: Any) -> list[str]:
 
     ``program`` is an ``ExportedProgram`` (e.g. from ``torch.export.load``) or an
     ``fx.GraphModule``. Raises ``KernelResolutionError`` naming the first kernel that cannot
-    be found (module not imported and not allowed, or source changed / program edited);
-    returns the kernel keys.
+    be found (module not imported and not allowed, or source changed / program edited), or
+    the first launch whose constants or autotune configs are malformed; returns the kernel keys.
 
     Raises:
         KernelResolutionError: a kernel's module is neither imported nor allowed (see
-            :func:`allow_kernel_modules`), it has no kernel with the saved digest, or the
-            kernel was defined in ``__main__`` or a local scope of another process.
+            :func:`allow_kernel_modules`), it has no kernel with the saved digest (its source,
+            the @triton.jit functions it calls, the module constants they read and its autotune
+            configs), the kernel was defined in ``__main__`` or a local scope of another
+            process, or a launch's constants or configs are not what a traced launch records.
 
     Example (``f`` from :func:`wrap_triton`'s example)::
 
@@ -705,5 +706,6 @@ def check_kernels(program: Any) -> list[str]:
                                                               triton_kernel_wrapper_functional):
                 kernel_side_table.get_kernel(node.kwargs["kernel"])
                 kernel_side_table.get_constants(node.kwargs["constant_args"])
+                kernel_side_table.get_configs(node.kwargs["configs"])
                 keys.append(node.kwargs["kernel"])
     return list(dict.fromkeys(keys))

@@ -22,7 +22,6 @@ Every torch internal used here goes through ``_compat`` (inductor section).
 
 from __future__ import annotations
 
-import json
 import logging
 import operator
 import threading
@@ -372,7 +371,7 @@ def _lower_launch(kernel, constant_args, configs, grids, kwargs, vals):
     grid_list = [tuple(grids[i:i + 3]) for i in range(0, len(grids), 3)]
     if _compat.autotuning_unavailable(base_kernel(triton_kernel)) or not _compat_inductor.triton_compiles_for(device):
         _PythonLaunch.create(kernel, constant_args, configs, grids, kwargs, written, device, _INTERPRETED)
-    elif any(config.get("block_shapes") for config in json.loads(configs)):
+    elif any(config.get("block_shapes") for config in kernel_side_table.get_configs(configs)):
         # See [Note: Config pre_hooks that set descriptor block shapes]
         _PythonLaunch.create(kernel, constant_args, configs, grids, kwargs, written, device, _PER_CONFIG_BLOCKS)
     else:

@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import threading
 from typing import Any, Callable
 
@@ -166,7 +165,7 @@ def launch_on_dtensors(hop: Any, dtensor_type: type, node: dict[str, Any]) -> An
             fix="Return them from local_scalars (from the local tensors, or passed through if not a size)",
         )
     arguments = {**others, **{n: v for n, v in scalars.items() if n not in local}, **local}
-    configs = json.loads(node["configs"])
+    configs = kernel_side_table.get_configs(node["configs"])
     grids: list[Any] = []
     for config in configs or [{"kwargs": {}}]:
         grid = tuple(rule.grid({**arguments, **config["kwargs"]}))

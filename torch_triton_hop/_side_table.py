@@ -6,7 +6,8 @@ non-graphable constants as a *constants key*; this table maps both back.
 
 # [Note: Stable kernel keys]
 # TL;DR: a key is "module:qualname@digest", where digest hashes the kernel's source
-# (with the @triton.jit helpers it calls) and every autotune / heuristics layer.
+# (with the @triton.jit helpers it calls and the module constants they read; see [Note:
+# Module constants of a kernel]) and every autotune / heuristics layer.
 # Context: torch's side table hands out process-local counters (kernel_idx=0), so an
 # exported program saved in one process names nothing in another, and snapshots
 # depend on test order. With a stable key a fresh process imports `module`, looks up
@@ -120,18 +121,48 @@ def _function_fingerprint(fn: Any) -> str:
         return code.co_code.hex() if code is not None else repr(fn)
 
 
-def _jit_sources(kernel: Any, seen: set[int]) -> list[str]:
-    """The kernel's source followed by the sources of the @triton.jit functions it calls."""
-    if id(kernel) in seen:
-        return []
-    seen.add(id(kernel))
-    fn = _compat.python_function(kernel)
-    sources = [_compat.kernel_source(kernel)]
-    for name in sorted(set(fn.__code__.co_names)):
-        dependency = fn.__globals__.get(name)
-        if _compat.is_base_kernel(dependency):
-            sources.extend(_jit_sources(dependency, seen))
-    return sources
+def _global_names(fn: Any) -> list[tuple[str, Any]]:
+    """(name, value) of what a function's code can read from its module: globals it names, and
+    attributes it names of modules among them (`helpers.combine`, `cfg.SCALE`).
+
+    Read from the modules' own namespaces: a module's __getattr__ (a lazy import) never runs.
+    """
+    names = sorted(set(fn.__code__.co_names))
+    found: list[tuple[str, Any]] = []
+    for name in names:
+        if name not in fn.__globals__:  # an attribute's name, or a builtin
+            continue
+        value = fn.__globals__[name]
+        found.append((f"{fn.__module__}.{name}", value))
+        if inspect.ismodule(value):
+            namespace = vars(value)
+            found += [(f"{fn.__module__}.{name}.{attribute}", namespace[attribute]) for attribute in names
+                      if attribute in namespace]
+    return found
+
+
+def _kernel_dependencies(kernel: Any) -> tuple[list[Any], str]:
+    """The base kernel and the @triton.jit functions it calls (through globals and module
+    attributes, transitively), and the values of the module constants they read, as text."""
+    import triton.language as tl
+
+    constant_types = (bool, int, float, str, type(None), tl.constexpr, tl.dtype)
+    functions: list[Any] = []
+    values: list[str] = []
+    seen: set[int] = set()
+    pending = [kernel]
+    while pending:
+        function = pending.pop(0)
+        if id(_compat.python_function(function)) in seen:
+            continue
+        seen.add(id(_compat.python_function(function)))
+        functions.append(function)
+        for name, value in _global_names(_compat.python_function(function)):
+            if isinstance(value, constant_types):
+                values.append(f"{name}={value!r}")
+            elif _compat.is_base_kernel(value):
+                pending.append(value)
+    return functions, ";".join(values)
 
 
 def module_constants(kernel: Any) -> str:
@@ -139,37 +170,16 @@ def module_constants(kernel: Any) -> str:
     @triton.jit functions it calls read, as text.
 
     # [Note: Module constants of a kernel]
-    # TL;DR: a kernel's key names its source, not the module constants it reads; code that
-    # copies them must be keyed on them too. Triton reads them when it compiles; inductor
-    # copies their values into its generated code, and so does a fused kernel, defined in a
-    # copy of the module's globals. So the FX graph cache keys graphs with launches on them,
-    # and a fused kernel is built again, under another key, when one changes. Two kernels of
-    # one source in two modules differ only by them (an adversarial hunt, twelfth session).
+    # TL;DR: a kernel's key names its source, the @triton.jit functions it calls and the
+    # module constants they read; code that copies the constants must be keyed on them too.
+    # Triton reads them when it compiles; inductor copies their values into its generated
+    # code, and so does a fused kernel, defined in a copy of the module's globals. So the FX
+    # graph cache keys graphs with launches on them, and a fused kernel is built again, under
+    # another key, when one changes. Two kernels of one source in two modules differ only by
+    # them (an adversarial hunt, twelfth session). A saved program whose kernel's helper or
+    # constant changed is refused on load like one whose kernel changed (fourteenth session).
     """
-    import triton.language as tl
-
-    constant_types = (bool, int, float, str, type(None), tl.constexpr, tl.dtype)
-    values: list[str] = []
-    seen: set[int] = set()
-    pending = [kernel]
-    while pending:
-        fn = _compat.python_function(pending.pop())
-        if id(fn) in seen:
-            continue
-        seen.add(id(fn))
-        names = sorted(set(fn.__code__.co_names))
-        for name in names:
-            if name not in fn.__globals__:  # an attribute's name, or a builtin
-                continue
-            value = fn.__globals__[name]
-            if isinstance(value, constant_types):
-                values.append(f"{fn.__module__}.{name}={value!r}")
-            elif inspect.ismodule(value):
-                values += [f"{fn.__module__}.{name}.{attribute}={getattr(value, attribute)!r}" for attribute in names
-                           if hasattr(value, attribute) and isinstance(getattr(value, attribute), constant_types)]
-            elif _compat.is_base_kernel(value):
-                pending.append(value)
-    return ";".join(values)
+    return _kernel_dependencies(kernel)[1]
 
 
 def _layer_description(layer: Any) -> str:
@@ -190,7 +200,8 @@ def _layer_description(layer: Any) -> str:
         return "heuristics " + json.dumps(
             {name: _function_fingerprint(fn) for name, fn in layer.values.items()}, sort_keys=True
         )
-    return "jit " + "\n".join(_jit_sources(layer, set()))
+    functions, constants = _kernel_dependencies(layer)
+    return "jit " + "\n".join(_compat.kernel_source(f) for f in functions) + "\nconstants " + constants
 
 
 def compute_kernel_key(kernel: Any) -> str:
@@ -267,12 +278,58 @@ def _encode_value(value: Any) -> Any:
 
 def _decode_value(value: Any) -> Any:
     if isinstance(value, dict) and set(value) == {"tl.dtype"}:
-        return _compat.triton_dtype_from_name(value["tl.dtype"])
+        dtype = _compat.triton_dtype_from_name(value["tl.dtype"]) if isinstance(value["tl.dtype"], str) else None
+        if dtype is None:
+            raise KernelResolutionError(f"wrap_triton: unknown triton dtype {value['tl.dtype']!r} in the program")
+        return dtype
     if isinstance(value, dict) and set(value) == {"tensor_descriptor"}:
         return TensorDescriptorSpec.decode(value["tensor_descriptor"])
-    if isinstance(value, dict):
+    if not _is_scalar(value):
         raise KernelResolutionError(f"wrap_triton: unknown constant {value!r} in the program")
     return value
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+def _json_object(text: Any, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as e:
+        raise KernelResolutionError(f"wrap_triton: malformed {what} {text!r} in the program ({e})") from None
+
+
+# [Note: Configs in a saved program are data]
+# TL;DR: a node's configs are checked to hold only what config_fields records: constexpr
+# values, the launch options num_warps / num_stages / num_ctas / maxnreg as ints, and
+# descriptor block shapes.
+# Context: the kernel is checked by its digest on load, but the configs travel in the node.
+# Fields triton.Config also takes, such as ir_override (a path to IR triton compiles in the
+# kernel's place) or pre_hook, would let an edited program run code it names (an adversarial
+# hunt, fourteenth session). Values are what a call could pass as arguments anyway.
+_CONFIG_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def _checked_config(config: Any) -> dict[str, Any]:
+    def fail(why: str) -> KernelResolutionError:
+        return KernelResolutionError(f"wrap_triton: malformed autotune config {config!r} in the program: {why}. "
+                                     "Re-export the program; an edited program is not run.")
+
+    if not isinstance(config, dict) or not isinstance(config.get("kwargs"), dict):
+        raise fail("not an object with a 'kwargs' object")
+    unknown = set(config) - {"kwargs", "block_shapes", *_CONFIG_OPTIONS}
+    if unknown:
+        raise fail(f"unknown field(s) {sorted(unknown)}")
+    if not all(isinstance(name, str) and _is_scalar(value) for name, value in config["kwargs"].items()):
+        raise fail("its kwargs must be None, bool, int, float or str")
+    if not all(type(config[name]) is int for name in _CONFIG_OPTIONS if name in config):
+        raise fail(f"{', '.join(_CONFIG_OPTIONS)} must be ints")
+    shapes = config.get("block_shapes", {})
+    if not isinstance(shapes, dict) or not all(
+            isinstance(shape, list) and all(type(b) is int and b > 0 for b in shape) for shape in shapes.values()):
+        raise fail("block_shapes must map names to lists of positive ints")
+    return config
 
 
 class KernelSideTable:
@@ -303,6 +360,7 @@ class KernelSideTable:
             self._kernels: dict[str, Any] = {}
             self._key_by_id: dict[int, str] = {}
             self._constants: dict[str, dict[str, Any]] = {}
+            self._configs: dict[str, list[dict[str, Any]]] = {}
             self._launchers: collections.OrderedDict[Any, Any] = collections.OrderedDict()
 
     def __len__(self) -> int:
@@ -372,16 +430,18 @@ class KernelSideTable:
                 )
             try:
                 module = importlib.import_module(module_name)
-            except ImportError as e:
+            except Exception as e:  # the module's own code may raise anything
                 raise KernelResolutionError(
                     f"wrap_triton: the program's kernel {qualname!r} lives in module {module_name!r}, and importing "
                     f"it failed ({type(e).__name__}: {e}). Make that module and what it imports importable here "
-                    "(installed, or on sys.path)."
+                    "(installed, or on sys.path), and its import work."
                 ) from e
         candidates = []
         obj: Any = module
         for part in qualname.split("."):
-            obj = getattr(obj, part, None)
+            # Static lookup: a module's __getattr__ may import submodules (numpy's, torch's),
+            # a class's may run code; neither is the user's asking.
+            obj = inspect.getattr_static(obj, part, None)
         if obj is not None:
             candidates.append(obj)
         candidates.extend(vars(module).values())  # a kernel bound to another name, e.g. k2 = autotune(...)(k)
@@ -389,8 +449,8 @@ class KernelSideTable:
             if _compat.is_triton_kernel(unwrap_user_object(candidate)) and compute_kernel_key(candidate) == key:
                 return candidate
         raise KernelResolutionError(
-            f"wrap_triton: module {module_name!r} has no kernel {qualname!r} whose source and autotune configs "
-            f"hash to {digest!r}: the kernel changed since the program was saved, or the program was edited. "
+            f"wrap_triton: module {module_name!r} has no kernel {qualname!r} whose source (with the @triton.jit "
+            f"functions it calls and the module constants they read) and autotune configs hash to {digest!r}: the kernel changed since the program was saved, or the program was edited. "
             "Nothing found there was used; re-export the program with the current kernel."
         )
 
@@ -418,9 +478,28 @@ class KernelSideTable:
                 "cannot be rebuilt here. Pass only None, bool, int, float, str or triton dtypes "
                 "as non-tensor kernel arguments of programs you save."
             )
-        constants = {k: _decode_value(v) for k, v in json.loads(key).items()}
+        encoded = _json_object(key, "constant arguments")
+        if not isinstance(encoded, dict):
+            raise KernelResolutionError(f"wrap_triton: malformed constant arguments {key!r} in the program: "
+                                        "not an object of names to values")
+        constants = {k: _decode_value(v) for k, v in encoded.items()}
         with self._lock:
             return self._constants.setdefault(key, constants)
+
+    # configs
+    def get_configs(self, configs_json: str) -> list[dict[str, Any]]:
+        """A node's autotune configs, as config_fields records them, checked: see [Note:
+        Configs in a saved program are data]. The caller must not change them."""
+        configs = self._configs.get(configs_json)
+        if configs is None:
+            decoded = _json_object(configs_json, "autotune configs")
+            if not isinstance(decoded, list):
+                raise KernelResolutionError(f"wrap_triton: malformed autotune configs {configs_json!r} in the "
+                                            "program: not a list")
+            configs = [_checked_config(config) for config in decoded]
+            with self._lock:
+                configs = self._configs.setdefault(configs_json, configs)
+        return configs
 
     # launchers: rebuilt autotuners, bounded because they can always be rebuilt
     def cached_launcher(self, cache_key: Any, build: Any) -> Any:
