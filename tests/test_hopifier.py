@@ -104,6 +104,39 @@ def test_constexpr_given_a_symint_is_specialised():
     assert node.kwargs["kwargs"]["BLOCK"] == 16 and type(node.kwargs["kwargs"]["BLOCK"]) is int
 
 
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=["n"])
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+@triton.jit
+def _add_one_even_or_masked(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) + 1)
+    else:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+def test_a_heuristic_of_a_size_under_autotune_is_guarded_to_its_value():
+    """Under symbolic tracing `n % BLOCK == 0` is a SymBool per config: guarded, so export
+    names the constraint (n a multiple of 32) instead of refusing the config's value."""
+    def f(x):
+        out = torch.empty_like(x)
+        wrap_triton(_add_one_even_or_masked)[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](x, out, x.numel())
+        return out
+
+    x = torch.arange(64.0)
+    gm = make_fx(f, tracing_mode="symbolic")(x)
+    (node,) = hop_nodes(gm)
+    assert [config["kwargs"]["EVEN"] for config in json.loads(node.kwargs["configs"])] == [True, True]
+    torch.testing.assert_close(gm(x), x + 1)
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return f(x)
+
+    with pytest.raises(torch._dynamo.exc.UserError, match=r"guard \(L\[.x.\]\.size\(\)\[0\] % 32\) == 0"):
+        torch.export.export(M(), (x,), dynamic_shapes=({0: torch.export.Dim("n")},), strict=False)
+
+
 def test_run_with_grid_keyword():
     def f(x, y):
         out = torch.empty_like(x)

@@ -822,7 +822,9 @@ class TracingTritonHOPifier(TritonHOPifier):
         return fn(*args, **kwargs)
 
     def as_python_constant(self, value: Any, what: str) -> Any:
-        return value
+        # A heuristic of a size under symbolic tracing (n % BLOCK == 0) is a SymBool: guarded
+        # to its value, as Dynamo's HOPifier does (export then reports the guard).
+        return self.specialize_symbolic(value)
 
     def check_grid(self, grid: Any) -> tuple[Any, ...]:
         if not isinstance(grid, collections.abc.Sequence) or not all(
