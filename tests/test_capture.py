@@ -56,8 +56,8 @@ class TestMakeFx(TestCase):
         self.assertExpectedInline(gm.code.strip(), """\
 def forward(self, x_1, y_1):
     empty_like = torch.ops.aten.empty_like.default(x_1, pin_memory = False)
-    add_kernel = torch.ops.higher_order.user_triton_kernel_mutation(kernel = 'core_kernels:add_kernel@b387b83c00b6c207', constant_args = '{"ACT":"relu"}', configs = '[]', grids = [3, 1, 1], kwargs = {'x_ptr': x_1, 'y_ptr': y_1, 'out_ptr': empty_like, 'n': 40, 'BLOCK': 16});  x_1 = y_1 = add_kernel = None
-    scale_inplace = torch.ops.higher_order.user_triton_kernel_mutation(kernel = 'core_kernels:scale_inplace@cbac6745caad93e6', constant_args = '{}', configs = '[]', grids = [3, 1, 1], kwargs = {'x_ptr': empty_like, 'n': 40, 'scale': 2.0, 'BLOCK': 16});  scale_inplace = None
+    add_kernel = torch.ops.higher_order.user_triton_kernel_mutation(kernel = 'core_kernels:add_kernel@03df056ca1b9f536', constant_args = '{"ACT":"relu"}', configs = '[]', grids = [3, 1, 1], kwargs = {'x_ptr': x_1, 'y_ptr': y_1, 'out_ptr': empty_like, 'n': 40, 'BLOCK': 16});  x_1 = y_1 = add_kernel = None
+    scale_inplace = torch.ops.higher_order.user_triton_kernel_mutation(kernel = 'core_kernels:scale_inplace@e737d4fc2060dbda', constant_args = '{}', configs = '[]', grids = [3, 1, 1], kwargs = {'x_ptr': empty_like, 'n': 40, 'scale': 2.0, 'BLOCK': 16});  scale_inplace = None
     return empty_like""")
 
     def test_symbolic_grid_is_a_sym_expression(self):
@@ -73,11 +73,11 @@ def forward(self, x_1, y_1):
     add = sym_numel_default + 16
     sub = add - 1;  add = None
     floordiv = sub // 16;  sub = None
-    add_kernel = torch.ops.higher_order.user_triton_kernel_mutation(kernel = 'core_kernels:add_kernel@b387b83c00b6c207', constant_args = '{"ACT":"relu"}', configs = '[]', grids = [floordiv, 1, 1], kwargs = {'x_ptr': x_1, 'y_ptr': y_1, 'out_ptr': empty_like, 'n': sym_numel_default, 'BLOCK': 16});  floordiv = x_1 = y_1 = sym_numel_default = add_kernel = None
+    add_kernel = torch.ops.higher_order.user_triton_kernel_mutation(kernel = 'core_kernels:add_kernel@03df056ca1b9f536', constant_args = '{"ACT":"relu"}', configs = '[]', grids = [floordiv, 1, 1], kwargs = {'x_ptr': x_1, 'y_ptr': y_1, 'out_ptr': empty_like, 'n': sym_numel_default, 'BLOCK': 16});  floordiv = x_1 = y_1 = sym_numel_default = add_kernel = None
     sym_numel_default_1 = torch.ops.aten.sym_numel.default(empty_like)
     add_1 = sym_numel_default_1 + 15
     floordiv_1 = add_1 // 16;  add_1 = None
-    scale_inplace = torch.ops.higher_order.user_triton_kernel_mutation(kernel = 'core_kernels:scale_inplace@cbac6745caad93e6', constant_args = '{}', configs = '[]', grids = [floordiv_1, 1, 1], kwargs = {'x_ptr': empty_like, 'n': sym_numel_default_1, 'scale': 2.0, 'BLOCK': 16});  floordiv_1 = sym_numel_default_1 = scale_inplace = None
+    scale_inplace = torch.ops.higher_order.user_triton_kernel_mutation(kernel = 'core_kernels:scale_inplace@e737d4fc2060dbda', constant_args = '{}', configs = '[]', grids = [floordiv_1, 1, 1], kwargs = {'x_ptr': empty_like, 'n': sym_numel_default_1, 'scale': 2.0, 'BLOCK': 16});  floordiv_1 = sym_numel_default_1 = scale_inplace = None
     return empty_like""")
 
     def test_functionalize_clones_only_written_tensors(self):
@@ -87,9 +87,9 @@ def forward(self, x_1, y_1):
         self.assertExpectedInline(gm.code.strip(), """\
 def forward(self, x_1, y_1):
     empty_like = torch.ops.aten.empty_like.default(x_1, pin_memory = False)
-    add_kernel = torch.ops.higher_order.user_triton_kernel_functional(kernel = 'core_kernels:add_kernel@b387b83c00b6c207', constant_args = '{"ACT":"relu"}', configs = '[]', grids = [3, 1, 1], kwargs = {'x_ptr': x_1, 'y_ptr': y_1, 'out_ptr': empty_like, 'n': 40, 'BLOCK': 16}, tensors_to_clone = ['out_ptr']);  x_1 = y_1 = empty_like = None
+    add_kernel = torch.ops.higher_order.user_triton_kernel_functional(kernel = 'core_kernels:add_kernel@03df056ca1b9f536', constant_args = '{"ACT":"relu"}', configs = '[]', grids = [3, 1, 1], kwargs = {'x_ptr': x_1, 'y_ptr': y_1, 'out_ptr': empty_like, 'n': 40, 'BLOCK': 16}, tensors_to_clone = ['out_ptr']);  x_1 = y_1 = empty_like = None
     getitem = add_kernel[0];  add_kernel = None
-    scale_inplace = torch.ops.higher_order.user_triton_kernel_functional(kernel = 'core_kernels:scale_inplace@cbac6745caad93e6', constant_args = '{}', configs = '[]', grids = [3, 1, 1], kwargs = {'x_ptr': getitem, 'n': 40, 'scale': 2.0, 'BLOCK': 16}, tensors_to_clone = ['x_ptr']);  getitem = None
+    scale_inplace = torch.ops.higher_order.user_triton_kernel_functional(kernel = 'core_kernels:scale_inplace@e737d4fc2060dbda', constant_args = '{}', configs = '[]', grids = [3, 1, 1], kwargs = {'x_ptr': getitem, 'n': 40, 'scale': 2.0, 'BLOCK': 16}, tensors_to_clone = ['x_ptr']);  getitem = None
     getitem_1 = scale_inplace[0];  scale_inplace = None
     return getitem_1""")
 

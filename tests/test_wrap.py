@@ -1,5 +1,6 @@
 """wrap_triton as call and decorator, the eager fast path, interpreted kernels, writes=."""
 
+import functools
 from unittest import mock
 
 import pytest
@@ -95,6 +96,28 @@ def test_a_call_without_a_grid_names_the_kernel_under_torch_compile():
     torch._dynamo.reset()
     with pytest.raises(Exception, match=r"kernel 'add_kernel' was called without a grid\. Call it as kernel\[grid\]"):
         torch.compile(f, fullgraph=True)(torch.zeros(8))
+
+
+class _GridOfBlocks:
+    def __call__(self, meta):
+        return (triton.cdiv(meta["n"], meta["BLOCK"]),)
+
+
+def _grid_of(meta, scale):
+    return (triton.cdiv(meta["n"], meta["BLOCK"] * scale),)
+
+
+@pytest.mark.parametrize("grid", [_GridOfBlocks(), functools.partial(_grid_of, scale=1)], ids=["object", "partial"])
+def test_a_callable_object_grid_works_under_torch_compile(grid):
+    """Before: under Dynamo an object with __call__ was 'not a callable returning a grid'."""
+    def f(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(K.add_kernel)[grid](x, y, out, x.numel(), BLOCK=16)
+        return out
+
+    torch._dynamo.reset()
+    x, y = torch.randn(40), torch.randn(40)
+    torch.testing.assert_close(torch.compile(f, fullgraph=True)(x, y), x + y)
 
 
 def test_autotuned_kernel_runs_eagerly_on_the_interpreter():

@@ -22,7 +22,6 @@
 
 from __future__ import annotations
 
-import inspect
 from typing import Any, Callable, NoReturn
 
 import torch
@@ -108,8 +107,8 @@ class DynamoTritonHOPifier(TritonHOPifier):
                 value,
                 (vt.UserFunctionVariable, vt.NestedUserFunctionVariable, vt.UserMethodVariable,
                  vt.FunctoolsPartialVariable),
-            ) or isinstance(value, vt.UserDefinedObjectVariable) and inspect.ismethod(value.value)  # a bound method
-        return callable(value)
+            ) or isinstance(value, vt.UserDefinedObjectVariable) and callable(value.value)  # a bound method, an
+        return callable(value)                                                              # object with __call__
 
     def python_function_of(self, grid: Any) -> Any:
         vt = _compat.dynamo_variables()
