@@ -628,7 +628,8 @@ def _rebase_spans(tracer: Any, kwargs: dict[str, Any]) -> None:
             continue
         node = tracer.unwrap_proxy(value).node
         while isinstance(node, torch.fx.Node) and node.op == "call_function" and _compat.is_view_op(node.target):
-            if node.target is torch.ops.aten.as_strided.default:
+            offset = node.args[3] if len(node.args) > 3 else node.kwargs.get("storage_offset")
+            if node.target is torch.ops.aten.as_strided.default and offset is not None:  # else: the view's own
                 node.update_arg(0, _view_base(node.args[0]))
             node = node.args[0]
 
