@@ -126,6 +126,8 @@ def _global_names(fn: Any) -> list[tuple[str, Any]]:
     attributes it names of modules among them (`helpers.combine`, `cfg.SCALE`).
 
     Read from the modules' own namespaces: a module's __getattr__ (a lazy import) never runs.
+    Triton's own modules are left out (`tl.sum` is a @triton.jit function too): a program
+    saved with one triton release names the same kernel under another.
     """
     names = sorted(set(fn.__code__.co_names))
     found: list[tuple[str, Any]] = []
@@ -133,12 +135,20 @@ def _global_names(fn: Any) -> list[tuple[str, Any]]:
         if name not in fn.__globals__:  # an attribute's name, or a builtin
             continue
         value = fn.__globals__[name]
+        if _of_triton(value):
+            continue
         found.append((f"{fn.__module__}.{name}", value))
         if inspect.ismodule(value):
             namespace = vars(value)
             found += [(f"{fn.__module__}.{name}.{attribute}", namespace[attribute]) for attribute in names
                       if attribute in namespace]
     return found
+
+
+def _of_triton(value: Any) -> bool:
+    module = value.__name__ if inspect.ismodule(value) else getattr(_compat.python_function(value), "__module__", "") \
+        if _compat.is_base_kernel(value) else ""
+    return module == "triton" or module.startswith("triton.")
 
 
 def _kernel_dependencies(kernel: Any) -> tuple[list[Any], str]:
