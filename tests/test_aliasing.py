@@ -318,3 +318,50 @@ def test_equal_values_merged_by_cse_are_still_separate_buffers(backend):
     x.grad = None
     torch.compile(lambda t: _TwoZeros.apply(t).sum(), fullgraph=True, backend=backend)(x).backward()
     torch.testing.assert_close(x.grad, expected)
+
+
+class _FromAParameter(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.arange(32.0, device=DEVICE))
+
+    def forward(self, x):
+        buf = self.w * 2
+        out = torch.empty(8, device=x.device)
+        wrap_triton(K.write_then_read)[(1,)](buf[:8], buf[4:12], out, 8, BLOCK=8)
+        return x + buf, out
+
+
+def test_a_group_that_freezing_folds_apart_is_an_error_not_a_wrong_result():
+    """Freezing folds each view of `self.w * 2` into a constant of its own; the launch would
+    read a 12-element span out of an 8-element constant. See [Note: Groups inductor cannot
+    keep in one memory]."""
+    torch._dynamo.reset()
+    model, x = _FromAParameter().eval(), torch.zeros(32, device=DEVICE)
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(model, fullgraph=True)(x), model(x))  # unfrozen: eager's
+        torch._dynamo.reset()
+        with torch._inductor.config.patch(freezing=True), \
+                pytest.raises(Exception, match=r"arguments \['a_ptr', 'b_ptr'\] share memory in the program, and "
+                                               r"inductor made them separate tensors .*freezing"):
+            torch.compile(model, fullgraph=True)(x)
+
+
+def int_view_of_a_slice(x):
+    buf = x * 2
+    s = buf[16:48]
+    wrap_triton(K.write_then_read)[(1,)](s.view(torch.int32)[:8].view(torch.float32), s[4:12], buf[:8], 8, BLOCK=8)
+    return buf * 3
+
+
+def test_a_group_through_a_dtype_view_of_a_slice_of_an_intermediate_is_an_error_under_inductor():
+    """Inductor stores `buf[16:48].view(torch.int32)` apart from buf (the span's as_strided
+    cannot be rebased across the dtype view); aot_eager keeps the memory shared."""
+    x = torch.arange(64.0, device=DEVICE)
+    torch._dynamo.reset()
+    torch.testing.assert_close(torch.compile(int_view_of_a_slice, backend="aot_eager")(x), int_view_of_a_slice(x))
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match=r"through a view of another dtype \(.*\.view\(torch\.int32\).*\) of a "
+                                        r"tensor the program computes"):
+        torch.compile(int_view_of_a_slice)(x)
+

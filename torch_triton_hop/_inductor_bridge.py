@@ -227,7 +227,61 @@ def reinplace_functional_launches(graph: torch.fx.Graph) -> None:
 
 
 def _reinplace_match(match: Any, *args: Any, **kwargs: Any) -> None:
+    _refuse_groups_inductor_split(match.nodes[0])
     _rewrite(match.graph, fuse_pointwise(match.graph, match.nodes[0]))
+
+
+# [Note: Groups inductor cannot keep in one memory]
+# TL;DR: a launch whose shared_memory group inductor would split into separate memory is an
+# error under inductor, not a wrong result.
+# Context: the functional HOP takes a group's members as separate tensors that happen to
+# share storage (see [Note: Arguments that share memory]); a functional graph does not
+# promise to keep that. Two ways inductor splits them (adversarial hunt, fourteenth session):
+#  - freezing's constant folding (torch._inductor.config.freezing) folds each member of a
+#    group computed from parameters into a constant of its own; the span copied from one
+#    member then reaches past it;
+#  - a member reached through a view of another dtype (`buf[16:48].view(torch.int32)[:8]`)
+#    of a tensor the program computes: the span's as_strided cannot be rebased on that
+#    tensor (see [Note: A span is taken of its base, not of a view]), and inductor stores
+#    the dtype view apart from the tensor, so the launch reads and writes a copy.
+# aot_eager, make_fx and export keep the memory shared and give eager's results.
+def _view_chain(node: Any) -> list[Any]:
+    """`node`, then each node it is a view of, up to the first that is not a view."""
+    chain = [node]
+    while (isinstance(node, torch.fx.Node) and node.op == "call_function" and _compat.is_view_op(node.target)
+           and node.args and isinstance(node.args[0], torch.fx.Node)):
+        node = node.args[0]
+        chain.append(node)
+    return chain
+
+
+def _described_views(views: list[Any]) -> str:
+    return ", ".join(f".view({v.args[1]})" if v.target is torch.ops.aten.view.dtype else str(v.target).split(".")[1]
+                     for v in views)
+
+
+def _refuse_groups_inductor_split(node: torch.fx.Node) -> None:
+    kwargs = node.kwargs["kwargs"]
+    kernel = kernel_key_name(node.kwargs["kernel"])
+    for names in parse_shared_memory(node.kwargs.get("shared_memory")):
+        # A constant (get_attr) is a buffer of its own to inductor, whatever it was a view of.
+        if any(kwargs[name].op == "get_attr" for name in names) or len({_storage(kwargs[n]) for n in names}) > 1:
+            raise_unsupported(
+                f"kernel {kernel!r}: arguments {names} share memory in the program, and inductor made them separate "
+                "tensors (constant folding under torch._inductor.config.freezing folds each into a constant of "
+                "its own), so the kernel would not see through one what it writes through another",
+                fix="Compile without freezing, or pass the tensor they are views of as an input of the model")
+        for name in names:
+            chain = _view_chain(kwargs[name])
+            spans = [i for i, n in enumerate(chain) if getattr(n, "target", None) is torch.ops.aten.as_strided.default]
+            between = chain[spans[-1] + 1:-1] if spans else []
+            if between and not _is_input(chain[-1]):
+                raise_unsupported(
+                    f"kernel {kernel!r}: argument {name!r} shares memory with {[n for n in names if n != name]} "
+                    f"through a view of another dtype ({_described_views(between)}) of a tensor the program "
+                    "computes, which inductor stores apart from that tensor, so the kernel's writes would be lost",
+                    fix="Pass views of the tensor's own dtype and reinterpret them in the kernel, or compile with "
+                        "backend='aot_eager'")
 
 
 def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
@@ -308,6 +362,7 @@ def _node_kwargs_vals() -> dict[str, Any]:
 
 
 def _lower_functional(*, kernel, constant_args, configs, grids, kwargs, tensors_to_clone, shared_memory=None):
+    _refuse_groups_inductor_split(_compat_inductor.inductor_current_node())
     ir = _compat_inductor.inductor_ir()
     as_strided = _compat_inductor.inductor_lowering(torch.ops.aten.as_strided.default)
     view_dtype = _compat_inductor.inductor_lowering(torch.ops.aten.view.dtype)
