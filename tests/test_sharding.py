@@ -38,6 +38,21 @@ def test_a_rule_launches_on_the_local_shards(mesh):
     torch.testing.assert_close(out.full_tensor(), x.full_tensor() * 2.0 + y.full_tensor())
 
 
+def test_a_rule_may_name_the_last_dimension_as_minus_one(mesh):
+    """DTensor stores Shard(-1) as Shard(ndim - 1); a rule written with Shard(-1), as tensor
+    parallel plans often are, accepts it (it was refused: 'no placement ... can be reached')."""
+    torch_triton_hop.register_sharding(
+        W.scale_add, placements=[{"x_ptr": Shard(-1), "y_ptr": Shard(-1), "out_ptr": Shard(-1)}],
+        local_scalars=lambda x_ptr, alpha, **args: {"n": x_ptr.numel(), "alpha": alpha},
+        grid=lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),))
+    try:
+        x, y = (distribute_tensor(torch.randn(40), mesh, [Shard(0)]) for _ in range(2))
+        out = W.scale_add_call(x, y)
+        torch.testing.assert_close(out.full_tensor(), x.full_tensor() * 2.0 + y.full_tensor())
+    finally:
+        W.register_rules()
+
+
 def test_a_scalar_the_rule_does_not_give_is_refused(mesh):
     torch_triton_hop.register_sharding(
         W.scale_add, placements=[{"x_ptr": Shard(0), "y_ptr": Shard(0), "out_ptr": Shard(0)}],

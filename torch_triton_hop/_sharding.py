@@ -96,9 +96,23 @@ def rule_for(kernel_key: str) -> ShardingRule | None:
     return _rules.get(kernel_key)
 
 
+def _normalized(option: dict[str, tuple[Any, ...]], dtensors: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
+    """The option with Shard(-1) as Shard(ndim - 1), as DTensor stores it (a rule may say either)."""
+    def one(placement: Any, ndim: int) -> Any:
+        dim = getattr(placement, "dim", None)
+        if not (placement.is_shard() and isinstance(dim, int) and dim < 0):
+            return placement
+        split_factor = getattr(placement, "split_factor", None)  # _StridedShard
+        return type(placement)(dim + ndim) if split_factor is None else \
+            type(placement)(dim + ndim, split_factor=split_factor)
+
+    return {name: tuple(one(p, dtensors[name].ndim) for p in placements) if name in dtensors else placements
+            for name, placements in option.items()}
+
+
 def _choose(rule: ShardingRule, dtensors: dict[str, Any], written: set[str]) -> dict[str, tuple[Any, ...]]:
     current = {name: tuple(t.placements) for name, t in dtensors.items()}
-    covering = [option for option in rule.placements if set(option) >= set(dtensors)]
+    covering = [_normalized(option, dtensors) for option in rule.placements if set(option) >= set(dtensors)]
     if not covering:
         missing = sorted(set(dtensors) - set().union(*rule.placements))
         raise_unsupported(f"kernel {kernel_key_name(rule.kernel)!r}: its sharding rule gives no placement for "
