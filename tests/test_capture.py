@@ -127,6 +127,15 @@ class TestExport(TestCase):
         self.assertEqual(result.returncode, 0, result.stderr[-3000:])
         self.assertEqual(result.stdout.strip(), "ok")
 
+    def test_a_decomposed_program_compiles(self):
+        """run_decompositions() functionalizes the launches (user_triton_kernel_functional);
+        torch.compile of that program keeps the nodes (it failed: no Dynamo handler)."""
+        for backend in ("aot_eager", "inductor"):
+            torch._dynamo.reset()
+            ep = self.export(strict=False).run_decompositions()
+            compiled = torch.compile(ep.module(), backend=backend, fullgraph=True)
+            torch.testing.assert_close(compiled(X, Y), expected(X, Y))
+
     def tmpdir(self):
         import tempfile
 

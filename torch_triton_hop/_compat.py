@@ -609,6 +609,16 @@ def when_imported(module_name: str, callback: Any) -> None:
         _post_import_hooks.callbacks.setdefault(module_name, []).append(callback)
 
 
+def dynamo_wrap_fx_proxy(tx: Any, proxy: Any) -> Any:
+    """The VariableTracker of a graph node's result, its example value computed under fake mode.
+
+    torch 2.11-2.13: torch._dynamo.variables.builder.wrap_fx_proxy.
+    """
+    from torch._dynamo.variables.builder import wrap_fx_proxy
+
+    return wrap_fx_proxy(tx=tx, proxy=proxy)
+
+
 def register_dynamo_hop_handler(hop: HigherOrderOperator, call_function: Any) -> None:
     from torch._dynamo.variables import higher_order_ops
 

@@ -276,18 +276,37 @@ def _graph_value(tx: Any, value: Any) -> Any:
     return value
 
 
-def _mutation_call_function(tx: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """A graph that already holds the mutation HOP (``torch.compile(ep.module())``): keep the node."""
-    if args or set(kwargs) != {"kernel", "constant_args", "configs", "grids", "kwargs"}:
+def _recorded_node_kwargs(tx: Any, hop: Any, args: list[Any], kwargs: dict[str, Any], names: set[str],
+                          optional: set[str] = frozenset()) -> dict[str, Any]:
+    if args or not names <= set(kwargs) <= names | optional:
         _compat.dynamo_unimplemented(
             gb_type="wrap_triton: unsupported kernel call",
-            explanation="user_triton_kernel_mutation takes the keyword arguments kernel, constant_args, configs, "
-            "grids and kwargs only, as graphs record it",
+            explanation=f"{hop.__name__} takes the keyword arguments {', '.join(sorted(names | optional))} only, as "
+            "graphs record it",
         )
     node_kwargs = {name: _graph_value(tx, value) for name, value in kwargs.items()}
     kernel_side_table.get_kernel(node_kwargs["kernel"])  # resolve now: a clear error at capture
+    kernel_side_table.get_configs(node_kwargs["configs"])
+    return node_kwargs
+
+
+_NODE_KWARGS = {"kernel", "constant_args", "configs", "grids", "kwargs"}
+
+
+def _mutation_call_function(tx: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """A graph that already holds the mutation HOP (``torch.compile(ep.module())``): keep the node."""
+    node_kwargs = _recorded_node_kwargs(tx, triton_kernel_wrapper_mutation, args, kwargs, _NODE_KWARGS)
     tx.output.create_proxy("call_function", triton_kernel_wrapper_mutation, (), node_kwargs)
     return _compat.dynamo_variables().ConstantVariable.create(None)
+
+
+def _functional_call_function(tx: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """A graph that holds the functional HOP (``torch.compile(ep.run_decompositions().module())``):
+    keep the node; its results are new tensors, as its fake rule makes them."""
+    node_kwargs = _recorded_node_kwargs(tx, triton_kernel_wrapper_functional, args, kwargs,
+                                        _NODE_KWARGS | {"tensors_to_clone"}, {"shared_memory"})
+    proxy = tx.output.create_proxy("call_function", triton_kernel_wrapper_functional, (), node_kwargs)
+    return _compat.dynamo_wrap_fx_proxy(tx, proxy)
 
 
 # Registered when Dynamo's HOP table is imported (torch.compile / strict export import it
@@ -295,6 +314,7 @@ def _mutation_call_function(tx: Any, args: list[Any], kwargs: dict[str, Any]) ->
 def _register_with_dynamo() -> None:
     _compat.register_dynamo_hop_handler(dynamo_entry, _entry_call_function)
     _compat.register_dynamo_hop_handler(triton_kernel_wrapper_mutation, _mutation_call_function)
+    _compat.register_dynamo_hop_handler(triton_kernel_wrapper_functional, _functional_call_function)
 
 
 _compat.when_imported("torch._dynamo.variables.higher_order_ops", _register_with_dynamo)
