@@ -602,11 +602,12 @@ def _functional_meta(*, kernel, constant_args, configs, grids, kwargs, tensors_t
 # for `k(buf[:n], buf[n:])`. That is the same view of the same storage as as_strided(buf,
 # ...): as_strided's offset counts from the storage's start, whatever view it is called on.
 # But inductor computes a slice of an intermediate it has not stored as a buffer of the
-# slice's own (torch 2.11-2.13: `torch.as_strided(x * 1)[:4], (8,), (1,), 0)` compiles to
+# slice's own (torch 2.11-2.13: `torch.as_strided((x * 1)[:4], (8,), (1,), 0)` compiles to
 # a read past a 4-element buffer), so the launch wrote a copy of half of `buf` and the rest
 # of the program read `buf` as it was. Rebased on `buf`, inductor stores `buf` whole and
 # the launch writes it. Only views of the same dtype are looked through (as_strided counts
-# in elements of its input's dtype).
+# in elements of its input's dtype); where a view of another dtype stands between, inductor
+# refuses the launch (see [Note: Groups inductor cannot keep in one memory]).
 
 
 def _view_base(node: Any) -> Any:
@@ -626,7 +627,7 @@ def _rebase_spans(tracer: Any, kwargs: dict[str, Any]) -> None:
     for value in kwargs.values():
         if not isinstance(value, torch.Tensor):
             continue
-        node = tracer.unwrap_proxy(value).node
+        node = getattr(tracer.unwrap_proxy(value), "node", None)  # None: a tensor the graph does not hold
         while isinstance(node, torch.fx.Node) and node.op == "call_function" and _compat.is_view_op(node.target):
             offset = node.args[3] if len(node.args) > 3 else node.kwargs.get("storage_offset")
             if node.target is torch.ops.aten.as_strided.default and offset is not None:  # else: the view's own
