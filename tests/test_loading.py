@@ -111,24 +111,13 @@ def test_an_edited_key_does_not_reach_a_modules_lazy_attributes(tmp_path):
     assert not reached
 
 
-@pytest.mark.parametrize("edit, message", [
-    ({"configs": '[{"kwargs": {}, "ir_override": "/tmp/kernel.ttgir"}]'}, "unknown field(s) ['ir_override']"),
-    ({"configs": '[{"kwargs": {}, "pre_hook": "os.system"}]'}, "unknown field(s) ['pre_hook']"),
-    ({"configs": '[{"kwargs": {"BLOCK": [1]}}]'}, "its kwargs must be None, bool, int, float or str"),
-    ({"configs": '[{"kwargs": {}, "num_warps": "4"}]'}, "must be ints"),
-    ({"configs": '{"kwargs": {}}'}, "malformed autotune configs"),
-    ({"configs": "not json"}, "malformed autotune configs"),
-    ({"constant_args": '{"DT": {"tl.dtype": "nonsense"}}'}, "unknown triton dtype 'nonsense'"),
-    ({"constant_args": '["x"]'}, "not an object of names to values"),
-    ({"constant_args": '{"X": [1, 2]}'}, "unknown constant [1, 2]"),
-], ids=["ir_override", "pre_hook", "list value", "str num_warps", "not a list", "not json", "dtype", "constants list",
-        "list constant"])
-def test_an_edited_config_or_constant_is_refused_before_anything_runs(tmp_path, edit, message):
+def test_an_edited_config_is_refused_before_anything_runs(tmp_path):
     """See [Note: Configs in a saved program are data]: triton.Config's ir_override would
-    compile IR from a path the program names, in the verified kernel's place."""
-    path = save(tmp_path, edit=edit)
+    compile IR from a path the program names, in the verified kernel's place. (Other malformed
+    configs and constants: test_side_table.)"""
+    path = save(tmp_path, edit={"configs": '[{"kwargs": {}, "ir_override": "/tmp/kernel.ttgir"}]'})
     line, _ = load_and_run(tmp_path, path, "import marker_kernels")
-    assert line.startswith("ERROR KernelResolutionError") and message in line, line
+    assert line.startswith("ERROR KernelResolutionError") and "unknown field(s) ['ir_override']" in line, line
 
 
 def test_allowed_names_are_modules_or_package_prefixes(monkeypatch):

@@ -1,5 +1,6 @@
 """The side table: stable kernel keys, content-keyed constants, resolution errors, bounded growth."""
 
+import re
 import threading
 import types
 
@@ -85,6 +86,30 @@ def test_constants_are_keyed_by_content_and_decode_anywhere():
     assert key == '{"ACT":null,"DT":{"tl.dtype":"fp16"},"S":"relu"}'
     kernel_side_table.reset()
     assert kernel_side_table.get_constants(key) == {"ACT": None, "DT": tl.float16, "S": "relu"}
+
+
+@pytest.mark.parametrize("configs, message", [
+    ('[{"kwargs": {}, "pre_hook": "os.system"}]', "unknown field(s) ['pre_hook']"),
+    ('[{"kwargs": {"BLOCK": [1]}}]', "its kwargs must be None, bool, int, float or str"),
+    ('[{"kwargs": {}, "num_warps": "4"}]', "must be ints"),
+    ('[{"kwargs": {}, "block_shapes": {"d": [0]}}]', "block_shapes must map names to lists of positive ints"),
+    ('{"kwargs": {}}', "malformed autotune configs"),
+    ("not json", "malformed autotune configs"),
+], ids=["pre_hook", "list value", "str num_warps", "block shape", "not a list", "not json"])
+def test_a_programs_configs_are_checked_as_data(configs, message):
+    with pytest.raises(KernelResolutionError, match=re.escape(message)):
+        kernel_side_table.get_configs(configs)
+    assert kernel_side_table.get_configs('[{"kwargs": {"BLOCK": 16, "ACT": "relu"}, "num_warps": 4}]')
+
+
+@pytest.mark.parametrize("constants, message", [
+    ('{"DT": {"tl.dtype": "nonsense"}}', "unknown triton dtype 'nonsense'"),
+    ('["x"]', "not an object of names to values"),
+    ('{"X": [1, 2]}', "unknown constant [1, 2]"),
+], ids=["dtype", "a list", "a list value"])
+def test_a_programs_malformed_constants_are_resolution_errors(constants, message):
+    with pytest.raises(KernelResolutionError, match=re.escape(message)):
+        kernel_side_table.get_constants(constants)
 
 
 def test_unencodable_constants_work_in_process_only():
