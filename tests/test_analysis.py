@@ -171,6 +171,36 @@ def test_analysis_after_eager_interpreter_runs_is_unchanged():
 
 
 @triton.jit
+def _row_sum(x_ptr, out_ptr, N: tl.constexpr):
+    tl.store(out_ptr + tl.program_id(0), tl.sum(tl.load(x_ptr + tl.program_id(0) * N + tl.arange(0, N))))
+
+
+@triton.jit
+def _dropout_like(x_ptr, out_ptr, n, seed, BLOCK: tl.constexpr):
+    # What the interpreter leaves patched with no trace of the original: static_assert,
+    # static_range, multiple_of, max_contiguous; tl.rand uses them.
+    tl.static_assert(BLOCK % 16 == 0)
+    offsets = tl.max_contiguous(tl.multiple_of(tl.program_id(0) * BLOCK + tl.arange(0, BLOCK), BLOCK), BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    for _ in tl.static_range(2):
+        x = tl.where(tl.rand(seed, offsets) > 0.5, x * 2, 0.0)
+    tl.store(out_ptr + offsets, x, mask=mask)
+
+
+@pytest.mark.interpreter
+def test_analysis_after_a_reducing_kernel_ran_on_the_interpreter_is_unchanged():
+    """A kernel calling tl.sum, run by triton's interpreter (not through the package), leaves
+    triton.language patched; a kernel analysed after it still gets its exact sets.
+    See [Note: Interpreter patches that outlive a run]."""
+    _row_sum[(4,)](torch.randn(4, 16), torch.empty(4), N=16)
+    accesses = identify_accessed_tensors(_dropout_like, dict(x_ptr=torch.randn(64), out_ptr=torch.empty(64), n=64,
+                                                             seed=1, BLOCK=32))
+    assert accesses.fallback_reason is None
+    assert (accesses.reads, accesses.writes) == (["x_ptr"], ["out_ptr"])
+
+
+@triton.jit
 def _store_through_int_address(table_ptr, x_ptr, BLOCK: tl.constexpr):
     # Grouped-GEMM style: an address read as an integer, turned into a pointer.
     address = tl.load(table_ptr)

@@ -17,6 +17,7 @@ import textwrap
 import pytest
 import torch
 import triton
+import triton.language as tl
 from torch._dynamo.utils import counters
 from torch._inductor.utils import run_and_get_code
 
@@ -652,3 +653,61 @@ def test_rewrite_follows_an_argument_advanced_in_place():
             _tth_off_out_ptr = (_tth_off_out_ptr + tl.program_id(0) * stride).to(_tth_off_out_ptr.dtype)
             tl.store(out_ptr + tl.arange(0, BLOCK), _e(tl.load(x_ptr), _tth_off_out_ptr + tl.arange(0, BLOCK), None))
     """)
+
+
+@triton.jit
+def _mul_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * tl.load(y_ptr + offsets, mask=mask), mask=mask)
+
+
+def _mul(x, y):
+    out = torch.empty_like(y)  # not of x: the partitioner saves what empty_like reads
+    wrap_triton(_mul_kernel)[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64)
+    return out
+
+
+class _Square(torch.autograd.Function):
+    """x * x by a kernel, saving x for the backward's kernel, as Liger's RMSNorm saves X."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _mul(x, x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return _mul(x, grad * 2)
+
+
+@pytest.mark.parametrize("fusion", [True, False])
+def test_with_fusion_the_partitioner_recomputes_a_backward_launch_input_instead_of_saving_it(fusion, monkeypatch):
+    """A pointwise value a backward launch reads (x = a * 2 + 1) is recomputed in the backward,
+    as for inductor's own kernels, instead of saved: the backward keeps the forward's input.
+    See [Note: The partitioner and prologue fusion]."""
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.partitioners import min_cut_rematerialization_partition
+    from torch._inductor import compile_fx  # noqa: F401  the package's hint is registered once inductor is loaded
+
+    saved = []
+
+    def backward_compiler(gm, example_inputs):
+        saved.extend(n.name for n in gm.graph.find_nodes(op="placeholder") if not n.name.startswith("tangents"))
+        return gm
+
+    backend = aot_autograd(fw_compiler=lambda gm, _: gm, bw_compiler=backward_compiler,
+                           partition_fn=min_cut_rematerialization_partition)
+
+    def step(a):
+        return _Square.apply(a * 2 + 1).sum()
+
+    a = torch.randn(100, device=DEVICE, requires_grad=True)
+    monkeypatch.setattr(torch_triton_hop.config, "fusion", fusion)
+    torch._dynamo.reset()
+    torch.compile(step, backend=backend, fullgraph=True)(a).backward()
+    assert saved == (["primals_1"] if fusion else ["add"])
+    expected, = torch.autograd.grad(step(a), a)
+    got, = torch.autograd.grad(compiled(step, a)[0], a)  # inductor
+    assert torch.equal(got, expected)

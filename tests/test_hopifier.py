@@ -219,6 +219,19 @@ TRACERS = {
 
 
 @pytest.mark.parametrize("tracer", list(TRACERS))
+def test_num_ctas_1_at_call_time_is_triton_default_and_other_values_name_the_value(tracer):
+    # Triton's layer-norm tutorial launches with num_ctas=1.
+    torch._dynamo.reset()
+    x = torch.randn(40)
+    traced = TRACERS[tracer](_call_with(BLOCK=16, num_ctas=1), x)  # compile: the result itself
+    out = {"make_fx": lambda: traced(x), "export": lambda: traced.module()(x), "compile": lambda: traced}[tracer]()
+    torch.testing.assert_close(out, x + x, rtol=0, atol=0)
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match=r"num_ctas passed at call time to kernel 'add_kernel' \(got 2\)\."):
+        TRACERS[tracer](_call_with(BLOCK=16, num_ctas=2), x)
+
+
+@pytest.mark.parametrize("tracer", list(TRACERS))
 def test_an_unknown_keyword_argument_is_an_error_naming_it(tracer):
     torch._dynamo.reset()
     with pytest.raises(Exception, match="kernel 'add_kernel' has no parameter 'BLOKC'"):

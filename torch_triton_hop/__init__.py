@@ -15,6 +15,8 @@ from ._side_table import allow_kernel_modules, kernel_side_table
 from ._sharding import register_sharding
 from ._wrap import wrap_triton
 from . import _compat, _distributed, _hops, _inductor_bridge, config
+# At import, before any interpreter run: see [Note: Interpreter patches that outlive a run].
+from . import _compat_ttir  # noqa: F401,E402
 
 # Inductor learns about our HOPs the first time a launch is functionalized while it is loaded;
 # on torch 2.11, AOTAutograd gets a backported fix for backward writes to forward inputs.

@@ -56,6 +56,37 @@ def register_post_grad_graph_pass(target: Any, handler: Any) -> None:
     register_graph_pattern(CallFunctionVarArgs(target), pass_dict=pass_patterns[0])(handler)
 
 
+def declare_fusible_consumer(target: Any, enabled: Any) -> None:
+    """Tell AOTAutograd's min-cut partitioner that a pointwise producer of an input of a
+    `target` node fuses into that node, while `enabled()` is true when it partitions.
+
+    torch 2.11-2.13: the partitioner (torch/_functorch/partitioners.py) asks
+    ``OpTypes.is_fusible(node)`` of a producer and of its consumer to decide whether a value
+    needed in the backward may be recomputed there for free or must be saved ("materialized
+    in backward"). It knows aten's pointwise ops, and torch's own
+    triton_kernel_wrapper_functional only for the inputs it clones; it offers no registry.
+    So ``OpTypes.is_fusible`` is wrapped, once, to also answer True for a `target` node.
+    Only the consumer side changes: a node's outputs are read through getitem, which is
+    never fusible. See [Note: The partitioner and prologue fusion].
+    """
+    from torch._functorch import partitioners
+
+    is_fusible = partitioners.OpTypes.is_fusible
+    consumers = getattr(is_fusible, "_torch_triton_hop_consumers", None)
+    if consumers is None:
+        consumers = {}
+        original = is_fusible
+
+        def is_fusible(self: Any, node: Any) -> bool:
+            when = consumers.get(node.target) if node.op == "call_function" else None
+            return (when is not None and when()) or original(self, node)
+
+        is_fusible.__wrapped__ = original  # type: ignore[attr-defined]
+        is_fusible._torch_triton_hop_consumers = consumers  # type: ignore[attr-defined]
+        partitioners.OpTypes.is_fusible = is_fusible
+    consumers[target] = enabled
+
+
 def inductor_current_node() -> Any:
     return _virtualized().graph.current_node
 

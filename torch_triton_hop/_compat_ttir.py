@@ -8,6 +8,7 @@ triton.runtime.driver.active, for JITFunction and InterpretedFunction kernels.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import sys
 import threading
@@ -405,6 +406,12 @@ def _call_make_ir(src, target, options, backend, context):
 # kernel analysed later in the process. Each leftover lambda keeps the builtin it
 # replaced in its `member` keyword default; we put those back while generating TTIR and
 # restore triton's state afterwards, so the analysis never depends on what ran before.
+# Some leftovers keep nothing: the interpreter's own static_assert, range, static_range,
+# multiple_of (and the like), reduce and dtype.to_ir (a hunt, fifteenth session: after a
+# kernel calling tl.sum ran, a kernel calling tl.rand failed to generate, "Unsupported
+# function referenced: _new_static_assert", and every tensor argument was taken as
+# written). For those the values triton.language held when this package was imported are
+# put back; a value the interpreter made is recognised by its module.
 
 _PATCHED_LAMBDA = "_patch_attr.<locals>.<lambda>"
 _UNPATCH_LOCK = threading.RLock()
@@ -418,21 +425,46 @@ def _interpreter_patched_original(value: Any) -> Any:
     return value
 
 
-@contextlib.contextmanager
-def _interpreter_patches_undone():
+_MISSING = object()
+
+
+def _patched_owners() -> list[Any]:
+    """What triton 3.6-3.9's interpreter patches (runtime/interpreter.py, _patch_lang)."""
     import triton.language as tl
 
-    owners = [tl, tl.core, tl.math, tl.core.tensor]
+    owners = [tl, tl.core, tl.math, tl.core.tensor, tl.core.dtype]
     if hasattr(tl.core, "tensor_descriptor_base"):
         owners.append(tl.core.tensor_descriptor_base)
+    return owners
+
+
+def _made_by_interpreter(value: Any) -> bool:
+    """A function the interpreter defines (not a JIT function: those are InterpretedFunction
+    objects under TRITON_INTERPRET=1 from the start), a partial of one, or print."""
+    function = value.func if isinstance(value, functools.partial) else value
+    return (inspect.isfunction(function) and function.__module__ == "triton.runtime.interpreter") or value is print
+
+
+# triton.language as this package found it; taken at import (see the note above).
+_PRISTINE = {(id(owner), name): value for owner in _patched_owners() for name, value in vars(owner).items()
+             if not _made_by_interpreter(value)}
+
+
+@contextlib.contextmanager
+def _interpreter_patches_undone():
     with _UNPATCH_LOCK:
         undone = []
-        for owner in owners:
+        for owner in _patched_owners():
             for name, value in list(vars(owner).items()):
                 original = _interpreter_patched_original(value)
+                if original is value and _made_by_interpreter(value):
+                    original = _PRISTINE.get((id(owner), name), _MISSING)
                 if original is not value:
                     undone.append((owner, name, value))
-                    setattr(owner, name, original)
+                    if original is _MISSING:
+                        delattr(owner, name)
+                    else:
+                        setattr(owner, name, original)
         try:
             yield
         finally:

@@ -88,7 +88,7 @@ class DynamoTritonHOPifier(TritonHOPifier):
 
     def raise_unsupported(self, what: str, got: Any = None, *, fix: str = "", why: str = "") -> NoReturn:
         try:
-            raise_unsupported(what, got, fix=fix, why=why)
+            raise_unsupported(what, _described(got), fix=fix, why=why)
         except UnsupportedTritonKernelError as e:
             _compat.dynamo_unimplemented(gb_type="wrap_triton: unsupported kernel call", explanation=str(e))
 

@@ -151,10 +151,13 @@ class TritonHOPifier:
         if grid is None:
             self.raise_unsupported(**no_grid_error(kernel_name))
         if "num_ctas" in kwargs:
-            self.raise_unsupported(
-                f"num_ctas passed at call time to kernel {kernel_name!r}", kwargs["num_ctas"],
-                fix="Set num_ctas in a triton.Config of @triton.autotune instead",
-            )
+            # 1 is triton's default (triton's tutorials pass it); launches in a graph take no other.
+            if self.as_python_constant(kwargs["num_ctas"], "num_ctas") != 1:
+                self.raise_unsupported(
+                    f"num_ctas passed at call time to kernel {kernel_name!r}", kwargs["num_ctas"],
+                    fix="Set num_ctas in a triton.Config of @triton.autotune instead",
+                )
+            kwargs = {name: value for name, value in kwargs.items() if name != "num_ctas"}
         if len(args) > len(param_names):
             self.raise_unsupported(**too_many_arguments_error(kernel_name, len(args), param_names))
         token = _LAUNCHING.set(kernel_name)

@@ -16,6 +16,9 @@ inductor):
 3. A lowering for ``user_triton_kernel_functional``, used where the pass above leaves a
    launch (``config.pattern_matcher=False``, arguments that share memory): copy every
    written tensor (a shared_memory group's span once), then launch.
+4. A hint to AOTAutograd's partitioner, which runs before all of these: with fusion on,
+   a pointwise producer of a launch's input may be recomputed in the backward rather than
+   saved. See [Note: The partitioner and prologue fusion].
 
 Every torch internal used here goes through ``_compat`` (inductor section).
 """
@@ -29,7 +32,7 @@ from typing import Any
 
 import torch
 
-from . import _compat, _compat_inductor, _trace
+from . import _compat, _compat_inductor, _trace, config
 from ._hops import (
     member_offset,
     parse_shared_memory,
@@ -75,7 +78,28 @@ def register() -> None:
         _compat_inductor.register_inductor_lowering(triton_kernel_wrapper_mutation, _lower_mutation)
         _compat_inductor.register_inductor_lowering(triton_kernel_wrapper_functional, _lower_functional)
         _compat_inductor.register_post_grad_graph_pass(triton_kernel_wrapper_functional, _reinplace_match)
+        _compat_inductor.declare_fusible_consumer(triton_kernel_wrapper_functional, lambda: config.fusion)
         _registered = True
+
+
+# [Note: The partitioner and prologue fusion]
+# TL;DR: with fusion on, the partitioner treats a launch like inductor's own kernels: a
+# pointwise value that a backward launch reads may be recomputed there instead of saved.
+# Context: an autograd.Function around a kernel saves the kernel's inputs for its backward
+# (Liger's RMSNorm saves X, a residual sum h + attn_out in fp32). AOTAutograd's min-cut
+# partitioner chooses what the forward saves: a pointwise value may be recomputed in the
+# backward from values saved anyway, which it counts as free where the value fuses into its
+# backward consumer; a value whose backward consumer cannot fuse it is "materialized in
+# backward" and always saved. It knew nothing of our launches, so it saved every such X: on
+# the Llama benchmark one fp32 activation (64 MiB) more than plain PyTorch, whose partitioner
+# keeps a bf16 matmul output and recomputes the sum in its norm's backward kernel.
+# The fusion folds pointwise producers into the inputs a kernel reads (prologues), so the
+# package tells the partitioner that a functional launch is a fusible consumer while
+# config.fusion is on, and nothing else: what to save stays the partitioner's choice, by its
+# own costs. Where the fusion then refuses a recomputed prologue (its rules in
+# [Note: Fusing pointwise code into user kernels]), the value is recomputed by a separate
+# inductor kernel, the trade plain PyTorch makes for its own non-fusible consumers. The
+# recomputation runs the same aten ops on the same saved values, as it does for plain code.
 
 
 # --- post-grad pass ----------------------------------------------------------------------
