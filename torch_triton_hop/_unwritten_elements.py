@@ -18,8 +18,19 @@
 #      constant that absorbs nothing (x & 1, x * 3);
 #    - pow, unless the other operand is a constant that absorbs nothing (x ** 2; not x ** 0, 1 ** x);
 #    - lerp (weight 0).
-# Every other pointwise op is strict in each input for all but a vanishing set of the other
-# operands' values. Such a set: maximum(x, inf) is inf unless x is NaN, still garbage-dependent.
+#  - ops whose other operand is a tensor (or symbolic scalar) known only at run time, and
+#    one of its values can absorb (a hunt, fifteenth session: `out + y` with y NaN where the
+#    kernel stores nothing is NaN unfused, garbage fused):
+#    - a floating-point operand: NaN absorbs every float op (arithmetic, comparisons,
+#      maximum) but fmax, fmin and copysign;
+#    - an integer or bool operand of an integer or bool op: its extremes absorb min, max,
+#      clamp and <, <=, >, >= (x <= INT_MAX), 0 and 1 absorb shifts, // and %; only +, -,
+#      ^, == and != are strict for every value (an int operand of a float op cannot absorb,
+#      but for pow, above).
+#    Constants (full, scalar_tensor) are known and go to the probes below instead.
+#    Fusing these would need a proof that the kernel stores every element (none yet).
+# Every other pointwise op is strict in each input for every value of its other operands, or
+# for all but a vanishing set: maximum(x, inf) is inf unless x is NaN, still garbage-dependent.
 # Strict op by op is not strict as a whole where the value meets itself or the constants fix
 # the result: int `o - o`, `o ^ o`, `o != o`, `o.clamp(5, 5)`, `isnan` of an int, `u8 >= 0`,
 # and for ordinary floats `maximum(o, inf)` (an adversarial hunt, thirteenth session). So
@@ -44,6 +55,9 @@ _ops = torch.ops.aten
 _SELECTS = {_ops.where, _ops.masked_fill}  # the value in a branch position: its lanes may be replaced
 _ABSORBING = {_ops.logical_and, _ops.logical_or, _ops.bitwise_and, _ops.bitwise_or, _ops.pow, _ops.lerp}
 _INTEGER_ABSORBING = {_ops.mul}  # 0 absorbs integers and bools; floats keep NaN, inf and the sign of 0
+# Ops strict in each input for every value of the others, by the dtype the op computes in.
+_STRICT_FOR_ANY_FLOAT_OPERAND = {_ops.fmax, _ops.fmin, _ops.copysign}  # fmax(x, NaN) is x
+_STRICT_FOR_ANY_INTEGER_OPERAND = {_ops.add, _ops.sub, _ops.rsub, _ops.bitwise_xor, _ops.eq, _ops.ne}
 
 
 def absorbed_value(region: list[torch.fx.Node], stored: set[torch.fx.Node]) -> str | None:
@@ -167,11 +181,39 @@ def _why_not_strict(node: torch.fx.Node, packet: object, positions: list[int]) -
         condition, branches = (0, {1, 2}) if packet is _ops.where else (1, {0, 2})
         return None if condition in positions or branches <= set(positions) else "a select"
     others = {i: arg for i, arg in enumerate(node.args) if i not in positions}
+    for operand in [*others.values(), *node.kwargs.values()]:
+        absorbing = _absorbing_run_time_operand(node, packet, operand)
+        if absorbing:
+            return absorbing
     if packet in _ABSORBING or packet in _INTEGER_ABSORBING and not _floating(node):
         if all(_absorbs_nothing(packet, i, arg) for i, arg in others.items()):
             return None  # every operand depends on the value, or the constants absorb nothing
         return f"{packet.__name__}, which one operand can absorb"
     return None
+
+
+def _absorbing_run_time_operand(node: torch.fx.Node, packet: object, operand: object) -> str | None:
+    """Why `operand`, a value known only at run time, may absorb the stored value in `node`;
+    None for a constant, a Python number (the probes and the rules above check those) and
+    where no value of its dtype absorbs."""
+    if not isinstance(operand, torch.fx.Node) or operand.target in _CONSTANTS or packet in _SELECTS:
+        return None  # a select: the rule for selects above holds for any operand value
+    value = node_value(operand)
+    dtype = value.dtype if isinstance(value, torch.Tensor) else {torch.SymFloat: torch.float64}.get(
+        type(value), torch.int64)
+    if dtype.is_floating_point or dtype.is_complex:
+        if packet in _STRICT_FOR_ANY_FLOAT_OPERAND:
+            return None
+        return f"{_op_name(node, packet)} with {operand.name}, whose NaN elements would fix the result"
+    if _floating(node) or packet in _STRICT_FOR_ANY_INTEGER_OPERAND:
+        return None  # an integer operand of a float op: pow and lerp are checked below
+    if packet in _ABSORBING or packet in _INTEGER_ABSORBING:
+        return None  # checked below, with what absorbs them
+    return f"{_op_name(node, packet)} with {operand.name}, some of whose values (extremes, 0 or 1) would fix the result"
+
+
+def _op_name(node: torch.fx.Node, packet: object) -> str:
+    return getattr(packet, "__name__", None) or str(node.target)
 
 
 def _floating(node: torch.fx.Node) -> bool:
