@@ -185,6 +185,7 @@ def test_unsupported_autotune_features_name_the_feature(name):
         ("abc", {}, "grid must be a tuple"),
         (lambda meta: 3, {}, r"grid must be a tuple .* \(got 3\)"),
         ((1,), {"num_ctas": 2}, "num_ctas passed at call time"),
+        (lambda meta: (torch.tensor(2),), {}, r"\(got \(a tensor of shape \[\] and dtype torch.int64,\)\)"),
     ],
 )
 def test_bad_calls_are_rejected_with_the_value(grid, kwargs, message):

@@ -77,10 +77,25 @@ def raise_unsupported(what: str, got: object = None, *, fix: str = "", why: str 
     """
     parts = [f"wrap_triton: {what}"]
     if got is not None:
-        parts[0] += f" (got {got!r})"
+        parts[0] += f" (got {_shown(got)})"
     parts[0] += "."
     if why:
         parts.append(why.rstrip(".") + ".")
     if fix:
         parts.append(fix.rstrip(".") + ".")
     raise UnsupportedTritonKernelError(" ".join(parts))
+
+
+def _shown(value: object) -> str:
+    """repr(value), but a tensor as its shape and dtype: under tracing it is a FakeTensor or a
+    FunctionalTensor, whose repr names the tracer's internals, not what the user passed."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of shape {list(value.shape)} and dtype {value.dtype}"
+    if type(value) in (tuple, list):  # not torch.Size or a namedtuple: their repr says more
+        items = [_shown(v) for v in value]
+        if isinstance(value, list):
+            return f"[{', '.join(items)}]"
+        return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+    return repr(value)
