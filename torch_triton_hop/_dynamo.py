@@ -148,13 +148,13 @@ class DynamoTritonHOPifier(TritonHOPifier):
         if isinstance(grid, vt.BaseListVariable):
             grid = grid.items
         if not isinstance(grid, (list, tuple)):
-            self.raise_unsupported(**grid_type_error(launching_kernel(), _described(grid)))
+            self.raise_unsupported(**grid_type_error(launching_kernel(), grid))
         items = []
         for item in grid:
             if isinstance(item, vt.VariableTracker) and item.is_python_constant():
                 item = item.as_python_constant()
             if not isinstance(item, (int, vt.SymNodeVariable)):
-                self.raise_unsupported(**grid_type_error(launching_kernel(), _described(list(grid))))
+                self.raise_unsupported(**grid_type_error(launching_kernel(), list(grid)))
             items.append(item)
         return tuple(items)
 
