@@ -18,6 +18,7 @@
 #   bash benchmarks/device_runs.sh trust_recheck   # 1 GPU: the fusion tests and GPU fuzz programs to check again
 #   SEED=9 JOBS=4 COUNT=250 bash benchmarks/device_runs.sh gpu_fuzz   # the fuzzer on one GPU, JOBS processes
 #       # (GPUS=4 JOBS=32: the jobs spread over 4 GPUs, round robin)
+#   bash benchmarks/device_runs.sh proof_x4        # 4 GPUs: fusion tests, other GPU tests, fusion.py, Llama
 #   bash benchmarks/device_runs.sh trust_x4        # 4 GPUs, 64 cores: what issue 23 asks of the final code
 #       # GPU 0: the gpu-marked fusion tests; GPUs 1-3: the fuzzer, seed 9, 1000 programs;
 #       # the CPU cores: the fuzzer under the interpreter, seed 10, CPU_JOBS x CPU_COUNT programs
@@ -144,6 +145,25 @@ for r in records:
         print(r["summary"].splitlines()[0][:300])
 PY
     tail -20 "$OUT/trust_x4.log"
+    ;;
+proof_x4)
+    # 4 GPUs, one job each, side by side (sixteenth session: the store-coverage proof).
+    # GPU 0: the gpu-marked fusion tests; GPU 1: the other one-GPU tests (Liger, corpus,
+    # migration, inductor with CUDA graphs, AOTI packaging, launches); GPU 2: benchmarks/fusion.py;
+    # GPU 3: the Llama + Liger benchmark, plain / ours / built-in.
+    nvidia-smi -L > "$OUT/proof_x4.log"
+    CUDA_VISIBLE_DEVICES=0 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_store_coverage.py \
+        tests/test_fusion_trust.py tests/test_fusion.py > "$OUT/gpu_fusion_tests.log" 2>&1 &
+    CUDA_VISIBLE_DEVICES=1 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_liger.py \
+        tests/test_fusion_corpus.py tests/test_migration.py tests/test_inductor.py tests/test_aoti.py tests/test_gpu.py \
+        tests/test_fast_launch.py tests/test_docs_examples.py > "$OUT/gpu_other_tests.log" 2>&1 &
+    CUDA_VISIBLE_DEVICES=2 timeout 540 python3 benchmarks/fusion.py --rounds "${ROUNDS:-5}" --round-ms 50 \
+        --json "$OUT/fusion.json" 2>&1 | grep -v "warn_once\|compiled, max abs diff" > "$OUT/fusion.log" &
+    CUDA_VISIBLE_DEVICES=3 timeout 540 python3 benchmarks/llama_liger.py --paths plain,ours,builtin --rounds 4 \
+        --steps-per-round 5 --json "$OUT/llama.json" 2>&1 | grep -v "warn_once\|dynamo_pgo" | tail -30 > "$OUT/llama.log" &
+    wait
+    tail -n 4 "$OUT/gpu_fusion_tests.log" "$OUT/gpu_other_tests.log" | tee -a "$OUT/proof_x4.log"
+    tail -n 25 "$OUT/fusion.log" "$OUT/llama.log" | tee -a "$OUT/proof_x4.log"
     ;;
 cpu_fuzz)
     if [ -d .whl_fuzz ]; then

@@ -314,7 +314,7 @@ def _bits(mask: int, limit: int) -> list[int]:
 
 # --- kernel level ----------------------------------------------------------------------
 
-def _complete_arguments(kernel: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+def complete_arguments(kernel: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     """Every parameter's value: autotune config 0, heuristics and defaults fill what the call leaves out."""
     args = dict(kwargs)
     layer = unwrap_user_object(kernel)
@@ -333,7 +333,7 @@ def _complete_arguments(kernel: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
-def _ttir_argument_names(base: Any, args: dict[str, Any], folded: set[int]) -> list[str | None]:
+def ttir_argument_names(base: Any, args: dict[str, Any], folded: set[int]) -> list[str | None]:
     """Kernel parameter name for each TTIR entry-function parameter, in order.
 
     Parameters triton folded into constants have none; a host TensorDescriptor becomes
@@ -352,6 +352,16 @@ def _ttir_argument_names(base: Any, args: dict[str, Any], folded: set[int]) -> l
         if _compat.is_host_tensor_descriptor(value):
             names.extend([None] * (2 * len(value.block_shape)))
     return names
+
+
+def entry_function(functions: dict[str, Function], base: Any) -> Function:
+    """The kernel's own function in its TTIR module (the others are functions it calls)."""
+    entry_name = _compat.python_function(base).__name__
+    entries = [f for f in functions.values() if f.name == entry_name or f.name.endswith("." + entry_name)]
+    entries = entries or list(functions.values())[:1]
+    if not entries:
+        raise AnalysisFallback("the TTIR module has no function")
+    return entries[0]
 
 
 def _is_tensor_argument(value: Any) -> bool:
@@ -385,14 +395,8 @@ def _analyse(base: Any, args: dict[str, Any]) -> tuple[dict[str, list[str]], set
     text, folded = _compat.generate_ttir_text(base, args)
     log.debug("TTIR of %s:\n%s", base, text)
     functions, aliases = parse_module(text)
-    entry_name = _compat.python_function(base).__name__
-    entries = [f for f in functions.values() if f.name == entry_name or f.name.endswith("." + entry_name)]
-    if not entries:
-        entries = list(functions.values())[:1]
-    if not entries:
-        raise AnalysisFallback("the TTIR module has no function")
-    entry = entries[0]
-    names = _ttir_argument_names(base, args, folded)
+    entry = entry_function(functions, base)
+    names = ttir_argument_names(base, args, folded)
     if len(names) != len(entry.params):
         raise AnalysisFallback(
             f"the kernel's TTIR has {len(entry.params)} parameters where {len(names)} were expected"
@@ -533,7 +537,7 @@ def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAcce
     if declared is not None:
         writes = [name for name in tensors if name in declared]
         return TensorAccesses(reads=tensors, writes=writes, fallback_reason="declared with wrap_triton(writes=...)")
-    args = _complete_arguments(kernel, kwargs)
+    args = complete_arguments(kernel, kwargs)
     # Module constants the kernel reads decide what it writes as its constexpr arguments do.
     # See [Note: Module constants of a kernel].
     cache_key = (kernel_side_table.add_kernel(kernel), _specialization_key(base, args), module_constants(base))

@@ -66,6 +66,7 @@ from ._layouts import layout_difference
 from ._pointwise_triton import TRITON_DTYPES, Operand, helper_source, is_pointwise, is_row_major, operand_offset
 from ._region_boundaries import boundary_difference
 from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_key_name, kernel_layers, kernel_side_table
+from ._store_coverage import unstored_reason
 from ._unwritten_elements import absorbed_value, ignored_value
 
 log = logging.getLogger(__name__)
@@ -222,6 +223,7 @@ class _LaunchFusion:
         self.views: dict[str, list[torch.fx.Node]] = {}
         self.sizes = SymbolicSizes(graph)
         self.value: dict[str, torch.fx.Node] = {}
+        self.unstored: dict[str, str | None] = {}
         for user in node.users:
             if user.target is not operator.getitem:
                 raise _Refused(f"{user.name} uses the launch's result as a whole")
@@ -303,9 +305,12 @@ class _LaunchFusion:
             raise _Refused(f"{', '.join(sorted(u.name for u in _data_users(root)))} is not a pointwise op the fusion "
                            "translates, or the result is used elsewhere too")
         chosen = [n for n in region if n in members]
-        absorbed = absorbed_value(chosen, passthrough)  # See [Note: Elements a kernel may leave unwritten]
-        if absorbed:
-            raise _Refused(absorbed)
+        # See [Note: Elements a kernel may leave unwritten]: unless the kernel provably stores
+        # every element ([Note: A proof that a kernel stores every element]; tried only where
+        # needed, for it evaluates the kernel's addresses).
+        absorbed = absorbed_value(chosen, passthrough)
+        if absorbed and self._unstored(name):
+            raise _Refused(f"{absorbed} (no proof that it stores every element: {self._unstored(name)})")
         out, result = node_value(root), node_value(sink)
         if not _same_layout(result, out):
             raise _Refused(f"the epilogue's result {sink.name} has another shape or layout than the written tensor")
@@ -315,11 +320,21 @@ class _LaunchFusion:
         between = [n for n in self.graph.nodes if self.order[self.node] < self.order[n] < self.order[sink]]
         _check_no_writes(between, operands, "between the launch and the epilogue")
         self._check_inputs_apart(operands, between)
-        ignored = ignored_value(chosen, passthrough)  # last: it runs the region on CPU
-        if ignored:
-            raise _Refused(ignored)
+        ignored = None if absorbed else ignored_value(chosen, passthrough)  # last: it runs the region on CPU
+        if ignored and self._unstored(name):
+            raise _Refused(f"{ignored} (no proof that it stores every element: {self._unstored(name)})")
         self.views[name], self.value[name] = views, root
         return _Candidate("epilogue", chosen, sink, operands)
+
+    def _unstored(self, name: str) -> str | None:
+        """Why the launch may leave elements of written `name` unstored; None where it provably
+        stores every one."""
+        if name not in self.unstored:
+            node = self.node
+            self.unstored[name] = unstored_reason(
+                node.kwargs["kernel"], self.vals, node.kwargs["constant_args"],
+                kernel_side_table.get_configs(node.kwargs["configs"]), list(node.kwargs["grids"]), name)
+        return self.unstored[name]
 
     def _autotuner_resets(self) -> set[str]:
         """The arguments the kernel's autotuners zero or restore around their runs."""

@@ -6,8 +6,8 @@
 # runs on every element, those included. Where its result there does not depend on the stored
 # value, the program's result is defined, and the fused one would not be. Example: a kernel
 # storing the first k elements, then `torch.where(first_k, out, 5.0)`: 5.0 unfused, garbage
-# fused (an adversarial hunt, eleventh session). The package cannot prove that a kernel's
-# stores cover its output. So an epilogue is fused only where every op between the stored
+# fused (an adversarial hunt, eleventh session). Unless the kernel provably stores every
+# element (_store_coverage), an epilogue is fused only where every op between the stored
 # value and the result is strict in it: unknown stored value, unknown result.
 # Not strict (refused):
 #  - a select with the value in one branch only and not in its condition (where,
@@ -28,7 +28,9 @@
 #      ^, == and != are strict for every value (an int operand of a float op cannot absorb,
 #      but for pow, above).
 #    Constants (full, scalar_tensor) are known and go to the probes below instead.
-#    Fusing these would need a proof that the kernel stores every element (none yet).
+# Where the kernel provably stores every element of the output, none of this applies and
+# any epilogue fuses (see [Note: A proof that a kernel stores every element]); the proof is
+# tried only where these rules refuse.
 # Every other pointwise op is strict in each input for every value of its other operands, or
 # for all but a vanishing set: maximum(x, inf) is inf unless x is NaN, still garbage-dependent.
 # Strict op by op is not strict as a whole where the value meets itself or the constants fix

@@ -1,0 +1,318 @@
+"""Epilogues whose result is defined where a kernel stores nothing fuse only where the kernel
+provably stores every element of its output (see [Note: A proof that a kernel stores every
+element]).
+
+Each program ends in `out + y` with y NaN where the kernel may leave `out` unwritten: unfused,
+the result is NaN there; a fused epilogue that ran only where the kernel stored would leave
+the garbage of torch.empty. Every case runs eagerly and compiled with fusion off and on
+(check_exact), and asserts that it fused or, with the reason logged, that it did not.
+"""
+
+import logging
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from torch_triton_hop import wrap_triton
+
+from test_fusion_trust import DEVICE, FUSION_LOG, check_exact, compiled
+from test_fusion import fused_launches
+
+pytestmark = pytest.mark.any_device
+UNWRITTEN = "no proof that it stores every element: the kernel may leave"
+NOT_FOLLOWED = "computed from values the proof does not follow"
+
+
+def nan_from(n, first_unwritten):
+    y = torch.arange(n, device=DEVICE, dtype=torch.float32)
+    y[first_unwritten:] = float("nan")
+    return y
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+
+@pytest.mark.parametrize("n", [64, 100])
+def test_a_grid_that_covers_the_output_fuses_and_one_block_short_does_not(n, caplog):
+    def f(x, y, blocks):
+        out = torch.empty_like(x)
+        wrap_triton(scale_kernel)[(blocks,)](x, out, x.numel(), BLOCK=16)
+        return out + y
+
+    x = torch.randn(n, device=DEVICE)
+    check_exact(lambda x, y: f(x, y, triton.cdiv(n, 16)), x, nan_from(n, n), expect_fused=True)
+    short = (triton.cdiv(n, 16) - 1) * 16
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(lambda x, y: f(x, y, triton.cdiv(n, 16) - 1), x, nan_from(n, short), expect_fused=False)
+    assert f"{UNWRITTEN} {n - short} of the {n} elements of out_ptr unwritten" in caplog.text, caplog.text
+
+
+@triton.jit
+def rows_kernel(x_ptr, out_ptr, n_rows, n_cols, stride, rows_per_program, BLOCK: tl.constexpr):
+    """Liger's backward kernels' pattern: each program a run of rows, the pointers carried."""
+    first = tl.program_id(0) * rows_per_program
+    last = tl.minimum(first + rows_per_program, n_rows)
+    cols = tl.arange(0, BLOCK)
+    x_ptr += first * stride
+    out_ptr += first * stride
+    for _ in range(first, last):
+        tl.store(out_ptr + cols, tl.load(x_ptr + cols, mask=cols < n_cols) * 2.0, mask=cols < n_cols)
+        x_ptr += stride
+        out_ptr += stride
+
+
+@pytest.mark.parametrize("programs, covered", [(4, True), (3, False)])
+def test_a_run_of_rows_per_program_with_carried_pointers(programs, covered, caplog):
+    def f(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(rows_kernel)[(programs,)](x, out, x.shape[0], x.shape[1], x.stride(0), 3, BLOCK=32)
+        return out + y
+
+    x = torch.randn(11, 20, device=DEVICE)
+    y = nan_from(220, 220 if covered else 9 * 20).view(11, 20)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(f, x, y, expect_fused=covered)
+    assert covered or f"{UNWRITTEN} 40 of the 220 elements" in caplog.text, caplog.text
+
+
+@triton.jit
+def even_programs_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if pid % 2 == 0:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+@triton.jit
+def positive_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=-1.0)
+    tl.store(out_ptr + offs, x, mask=x > 0)  # a mask from loaded data: covers every element here
+
+
+@triton.jit
+def permuted_kernel(x_ptr, index_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    where = tl.load(index_ptr + offs, mask=offs < n)  # offsets loaded from memory: a permutation here
+    tl.store(out_ptr + where, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def test_stores_under_a_condition_or_from_loaded_values_are_not_proven(caplog):
+    x = torch.rand(64, device=DEVICE) + 0.5  # all positive: positive_kernel stores every element
+
+    def even(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(even_programs_kernel)[(4,)](x, out, x.numel(), BLOCK=16)
+        return out + y
+
+    def positive(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(positive_kernel)[(4,)](x, out, x.numel(), BLOCK=16)
+        return out + y
+
+    def permuted(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(permuted_kernel)[(4,)](x, torch.arange(63, -1, -1, device=x.device), out, x.numel(), BLOCK=16)
+        return out + y
+
+    y = nan_from(64, 64)
+    y[16:32] = y[48:] = float("nan")
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(even, x, y, expect_fused=False)
+        assert f"{UNWRITTEN} 32 of the 64 elements" in caplog.text, caplog.text
+        caplog.clear()
+        check_exact(positive, x, nan_from(64, 64), expect_fused=False)
+        check_exact(permuted, x, nan_from(64, 64), expect_fused=False)
+    assert caplog.text.count(NOT_FOLLOWED) >= 2, caplog.text
+
+
+@triton.jit
+def tile_kernel(x_ptr, out_ptr, M, N, stride_m, stride_n, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)[:, None]
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)[None, :]
+    mask = (rm < M) & (rn < N)
+    x = tl.load(x_ptr + rm * N + rn, mask=mask)
+    tl.store(out_ptr + rm * stride_m + rn * stride_n, x, mask=mask)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "column_major"])
+def test_a_2d_grid_and_a_strided_output(layout, caplog):
+    def f(x, y, grid_n):
+        M, N = x.shape
+        out = torch.empty_like(x) if layout == "contiguous" else torch.empty_strided((M, N), (1, M), device=x.device)
+        wrap_triton(tile_kernel)[(triton.cdiv(M, 8), grid_n)](x, out, M, N, out.stride(0), out.stride(1), BM=8, BN=8)
+        return out + y
+
+    x = torch.randn(13, 19, device=DEVICE)
+    check_exact(lambda x, y: f(x, y, 3), x, nan_from(13 * 19, 13 * 19).view(13, 19), expect_fused=True)
+    y = torch.zeros(13, 19, device=DEVICE)
+    y[:, 16:] = float("nan")
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(lambda x, y: f(x, y, 2), x, y, expect_fused=False)
+    assert f"{UNWRITTEN} 39 of the 247 elements" in caplog.text, caplog.text
+
+
+@triton.jit
+def grid_stride_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    for start in range(tl.program_id(0) * BLOCK, n, tl.num_programs(0) * BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
+
+
+@triton.jit
+def wrapping_offsets_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    wrapped = offs + 2147483647 + 1  # int32: wraps below zero, and back below
+    back = wrapped + 2147483647 + 1
+    tl.store(out_ptr + back, tl.load(x_ptr + offs, mask=offs < n), mask=back < n)
+
+
+def test_loops_over_the_grid_and_int32_offsets_that_wrap():
+    x = torch.randn(300, device=DEVICE)
+
+    def grid_stride(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(grid_stride_kernel)[(3,)](x, out, x.numel(), BLOCK=32)
+        return out + y
+
+    def wrapping(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(wrapping_offsets_kernel)[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)
+        return out + y
+
+    check_exact(grid_stride, x, nan_from(300, 300), expect_fused=True)
+    check_exact(wrapping, x, nan_from(300, 300), expect_fused=True)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=["n"])
+@triton.jit
+def autotuned_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def test_every_autotuning_config_must_store_every_element(caplog):
+    """With a grid of n / 32 programs, BLOCK=16 stores half the output: whichever config the
+    autotuner picks, the proof must hold for it."""
+    x = torch.randn(128, device=DEVICE)
+
+    def per_config(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(autotuned_kernel)[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, out, x.numel())
+        return out + y
+
+    def fixed(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(autotuned_kernel)[(triton.cdiv(x.numel(), 32),)](x, out, x.numel())
+        return out + y
+
+    check_exact(per_config, x, nan_from(128, 128), expect_fused=True)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        _, code = compiled(fixed, x, nan_from(128, 128), fusion=True)
+    assert not fused_launches(code)
+    assert f"{UNWRITTEN} 64 of the 128 elements" in caplog.text, caplog.text
+
+
+@triton.jit
+def block_offsets(BLOCK: tl.constexpr):
+    return tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+
+
+@triton.jit
+def helper_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = block_offsets(BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+@triton.jit
+def float_offsets_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + (tl.arange(0, BLOCK).to(tl.float32) * 1.0).to(tl.int32)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def test_offsets_from_a_helper_and_offsets_computed_in_floats(caplog):
+    """Offsets a helper computes (a tt.call in the TTIR read) are followed into it; offsets
+    computed in floating point are not (the epilogue then follows the rules for unwritten
+    elements)."""
+    x = torch.randn(100, device=DEVICE)
+
+    def through(kernel):
+        def f(x, y):
+            out = torch.empty_like(x)
+            wrap_triton(kernel)[(triton.cdiv(x.numel(), 32),)](x, out, x.numel(), BLOCK=32)
+            return out + y
+        return f
+
+    check_exact(through(helper_kernel), x, nan_from(100, 100), expect_fused=True)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(through(float_offsets_kernel), x, nan_from(100, 100), expect_fused=False)
+    assert NOT_FOLLOWED in caplog.text, caplog.text
+
+
+def test_symbolic_sizes_are_not_proven(caplog):
+    def f(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(scale_kernel)[(triton.cdiv(x.numel(), 16),)](x, out, x.numel(), BLOCK=16)
+        return out + y
+
+    x = torch.randn(100, device=DEVICE)
+    y = nan_from(100, 100)
+    torch._dynamo.mark_dynamic(x, 0)
+    torch._dynamo.mark_dynamic(y, 0)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        _, code = compiled(f, x, y, fusion=True)
+    assert not fused_launches(code)
+    assert "symbolic" in caplog.text, caplog.text
+
+
+@triton.jit
+def flag_kernel(x_ptr, out_ptr, n, flag, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if flag:  # a bool argument: an i1 scalar
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+
+@pytest.mark.parametrize("flag, stored", [(True, 128), (False, 0), (True, 127)])
+def test_a_store_under_a_bool_argument(flag, stored, caplog):
+    """Once proven with flag False (the bool became an integer, and the stores' masks an index:
+    a helper's adversarial corpus, sixteenth session)."""
+    def f(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(flag_kernel)[(2,)](x, out, stored or 128, flag, BLOCK=64)
+        return out + y
+
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(f, torch.randn(128, device=DEVICE), nan_from(128, stored), expect_fused=stored == 128)
+    assert stored == 128 or f"{UNWRITTEN} {128 - stored} of the 128 elements" in caplog.text, caplog.text
+
+
+@triton.jit
+def select_pointer_kernel(x_ptr, out_ptr, n, SHIFT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = (offs >= SHIFT) & (offs < n)
+    where = tl.where(offs % 2 == 0, out_ptr + offs, out_ptr + offs - SHIFT)  # per lane, one of two addresses
+    tl.store(where, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+@pytest.mark.parametrize("shift, programs", [(0, 1), (1, 1), (1, 2)])
+def test_a_store_through_a_pointer_selected_per_lane(shift, programs, caplog):
+    """With SHIFT=1 the odd lanes store the even element before them: odd elements stay unwritten.
+    Once proven with one program (the per-lane select was taken as one choice per program, and
+    every lane got both addresses: a helper's adversarial corpus, sixteenth session)."""
+    def f(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(select_pointer_kernel)[(programs,)](x, out, x.numel(), SHIFT=shift, BLOCK=64)
+        return out + y
+
+    n = 64 * programs
+    y = nan_from(n, n)
+    if shift:
+        y[1::2] = float("nan")
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(f, torch.randn(n, device=DEVICE), y, expect_fused=not shift)
+    assert not shift or f"{UNWRITTEN} {n // 2} of the {n} elements" in caplog.text, caplog.text

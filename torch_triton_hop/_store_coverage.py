@@ -1,0 +1,745 @@
+"""Whether a launch stores every element of one output: a proof from the kernel's TTIR.
+
+# [Note: A proof that a kernel stores every element]
+# TL;DR: where it holds, an epilogue may be fused whatever it computes, for no element of
+# the output is left to the garbage of a fresh torch.empty (see [Note: Elements a kernel
+# may leave unwritten], which refuses otherwise). It holds when:
+#  1. every tt.store through the output's pointer has an address, a mask and enclosing
+#     conditions (scf.if conditions, scf.for bounds) computed only from the grid, the
+#     integer scalars and constants: no load, no atomic, no call, no float, nothing this
+#     evaluator does not know. The elements stored then depend on nothing the kernel reads;
+#  2. evaluating those values for the launch's concrete grid and scalars (each autotuning
+#     config with its own grid) marks every element of the output's layout, and nothing
+#     outside it.
+# Anything else (a symbolic size, a store under scf.while, a block pointer, a pointer that
+# may be another argument's) is no proof, and the epilogue rules take the safe path.
+# The evaluation runs on numpy, all programs at once (each value gets a leading program
+# axis, of size 1 where it is the same in every program), in chunks of programs, with a cap
+# on the work: it is the index arithmetic of the kernel, not its loads or its math.
+#   %pid = tt.get_program_id x        -> [0, 1, ..., P-1]           shape (P,)
+#   %r   = tt.make_range {0, 32}      -> [[0, ..., 31]]             shape (1, 32)
+#   %o   = arith.addi %pid*32, %r     -> the offsets of each program, shape (P, 32)
+#   tt.store %out + %o, %v, %o < %n   -> marks the offsets where the mask holds
+# Integers wrap at their width as in the kernel (an i32 offset that overflows is negative,
+# and a store there is outside the output: no proof).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+import threading
+from typing import Any
+
+import numpy as np
+import torch
+
+from . import _compat
+from ._analysis import complete_arguments, entry_function, ttir_argument_names
+from ._side_table import base_kernel, kernel_side_table
+from ._ttir import Block, Function, Op, parse_module, resolve_location, walk
+
+__all__ = ["unstored_reason"]
+
+_CHUNK_ELEMENTS = 1 << 20  # elements per value per chunk of programs
+_WORK_LIMIT = 1 << 27      # elements computed in all, past which the proof is not attempted
+_OP_COST = 64              # the least an op counts for: a loop of scalar ops costs its Python time
+
+
+class _NoProof(Exception):
+    """The proof does not hold or cannot be made; the message says why, and `op` where."""
+
+    def __init__(self, message: str, op: Op | None = None) -> None:
+        super().__init__(message)
+        self.op = op
+
+
+_UNKNOWN = object()  # a value computed from something the evaluator does not follow
+
+
+@dataclasses.dataclass(frozen=True)
+class _Pointer:
+    param: int                  # the TTIR parameter it derives from
+    offsets: Any                # element offsets from it (numpy, leading program axis), or _UNKNOWN
+
+
+def unstored_reason(kernel_key: str, kwargs: dict[str, Any], constant_args: str, configs: list[dict[str, Any]],
+                    grids: list, output: str) -> str | None:
+    """None where every launch this node can make (each config with its grid) stores every
+    element of `output`; else why that is not proven. `kwargs` are the launch's tensors (fake
+    ones will do: only their layouts matter) and scalars."""
+    from ._hops import kernel_arguments  # the HOP module imports the fusion pass's modules
+
+    tensor = kwargs[output]
+    layout = (tuple(tensor.size()), tuple(tensor.stride()))
+    if not all(isinstance(v, int) for v in (*layout[0], *layout[1], *grids)):
+        return "the output's sizes or the grid are symbolic"
+    arguments = kernel_arguments(kwargs, constant_args, validate=False)
+    runs = [({**arguments, **c["kwargs"]}, grids[3 * i: 3 * i + 3]) for i, c in enumerate(configs)] or \
+        [(arguments, grids[:3])]
+    try:
+        for args, grid in runs:
+            _check_run(kernel_key, args, tuple(grid), output, layout)
+    except _NoProof as e:
+        return str(e)
+    except Exception as e:  # noqa: BLE001  TTIR this does not read: no proof, the safe path
+        return f"the proof could not be made ({type(e).__name__}: {e})"
+    return None
+
+
+def _check_run(kernel_key: str, args: dict[str, Any], grid: tuple[int, ...], output: str,
+               layout: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
+    base = base_kernel(kernel_side_table.get_kernel(kernel_key))
+    args = complete_arguments(kernel_side_table.get_kernel(kernel_key), args)
+    scalars = {}
+    for name, value in args.items():
+        if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            raise _NoProof(f"argument {name} is symbolic")
+        if isinstance(value, int):  # bool too: an i1 parameter
+            scalars[name] = value
+    key = (kernel_key, tuple(sorted((n, repr(v) if not isinstance(v, torch.Tensor) else ("tensor", v.dtype))
+                                    for n, v in args.items())), grid, output, layout)
+    with _results_lock:
+        cached = _results.get(key)
+    if cached is None:
+        try:
+            _prove(base, args, scalars, grid, output, layout)
+            cached = ""
+        except _NoProof as e:
+            cached = str(e)
+        with _results_lock:
+            _results[key] = cached
+    if cached:
+        raise _NoProof(cached)
+
+
+_results: dict[tuple, str] = {}  # "" where the proof holds, else why not
+_results_lock = threading.Lock()
+
+
+def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple[int, ...], output: str,
+           layout: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
+    text, folded = _compat.generate_ttir_text(base, args)
+    functions, aliases = parse_module(text)
+    entry = entry_function(functions, base)
+    names = ttir_argument_names(base, args, folded)
+    if len(names) != len(entry.params):
+        raise _NoProof("the kernel's TTIR parameters could not be matched to its arguments")
+    if output not in names:
+        raise _NoProof(f"{output} is not a parameter of the kernel's TTIR")
+    program = _Program(_Inliner(functions).inlined(entry), names.index(output))
+    params = {}
+    for index, (param, name) in enumerate(zip(entry.params, names)):
+        value = args.get(name) if name is not None else None
+        if isinstance(value, torch.Tensor):
+            params[param] = _Pointer(index, np.zeros((1,), dtype=np.int64))
+        elif name in scalars:
+            value = scalars[name]
+            params[param] = np.array([value], dtype=bool if isinstance(value, bool) else np.int64)
+        else:
+            params[param] = _UNKNOWN
+    sizes, strides = layout
+    span = 1 + sum((s - 1) * st for s, st in zip(sizes, strides)) if all(sizes) else 0
+    written = np.zeros(max(span, 0), dtype=bool)
+    programs = int(np.prod(grid))
+    chunk = max(1, _CHUNK_ELEMENTS // program.largest)
+    evaluator = _Evaluator(program, written, grid)
+    try:
+        for start in range(0, programs, chunk):
+            evaluator.run(params, np.arange(start, min(start + chunk, programs), dtype=np.int64))
+    except _NoProof as e:
+        where = resolve_location(e.op.loc, aliases) if e.op is not None else None
+        raise _NoProof(f"{e} ({where})" if where else str(e)) from None
+    if span == int(np.prod(sizes)):  # dense (contiguous or permuted): every element of the span
+        missing = int((~written).sum())
+    else:
+        required = np.zeros((1,), dtype=np.int64)
+        for size, stride in zip(sizes, strides):
+            required = (required[:, None] + np.arange(size, dtype=np.int64)[None, :] * stride).reshape(-1)
+        missing = int((~written[required]).sum())
+    if missing:
+        raise _NoProof(f"the kernel may leave {missing} of the {int(np.prod(sizes))} elements of {output} unwritten "
+                       f"(grid {list(grid)})")
+
+
+class _Inliner:
+    """The entry function with every tt.call replaced by the callee's ops (fresh value ids per
+    call; each result forwarded from what the callee returns): triton inlines them later, and
+    the TTIR this reads is the frontend's."""
+
+    def __init__(self, functions: dict[str, Function]) -> None:
+        self.functions = functions
+        self.next_id = 1 + max((v for f in functions.values() for op in walk(f.body)
+                                for v in (*op.results, *op.operands, *op.header_defs)), default=0)
+
+    def inlined(self, entry: Function) -> Function:
+        # Blocks after an entry block that returns are unreachable (the frontend leaves them).
+        if not entry.body[0].ops or entry.body[0].ops[-1].name != "tt.return":
+            raise _NoProof("the kernel has unstructured control flow")
+        return Function(entry.name, entry.params, [Block(args=[], ops=self._ops(entry.body[0].ops, None, 0))],
+                        entry.loc)
+
+    def _ops(self, ops: list[Op], mapping: dict[int, int] | None, depth: int) -> list[Op]:
+        out: list[Op] = []
+        for op in ops:
+            if op.name != "tt.call":
+                out.append(self._clone(op, mapping, depth))
+                continue
+            callee = self.functions.get(op.callee or "")
+            if callee is None or depth >= 16 or not callee.body[0].ops:
+                raise _NoProof(f"the kernel calls {op.callee}, which could not be followed")
+            body = callee.body[0].ops
+            if body[-1].name != "tt.return" or any(o.name == "tt.return" for o in walk([Block([], body[:-1])])):
+                raise _NoProof(f"the kernel calls {op.callee}, which returns early")
+            inner = dict(zip(callee.params, (self._use(o, mapping) for o in op.operands)))
+            out.extend(self._ops(body[:-1], inner, depth + 1))
+            for result, value in zip(op.results, body[-1].operands):
+                out.append(Op(name=_FORWARD, results=[self._define(result, mapping)], operands=[inner.get(value, value)],
+                              loc=op.loc, text=_FORWARD))
+        return out
+
+    def _clone(self, op: Op, mapping: dict[int, int] | None, depth: int) -> Op:
+        new = Op(name=op.name, results=[self._define(r, mapping) for r in op.results],
+                 operands=[self._use(o, mapping) for o in op.operands], loc=op.loc, text=op.text, callee=op.callee)
+        new.header_defs = [self._define(h, mapping) for h in op.header_defs]
+        new.regions = [[Block(args=[self._define(a, mapping) for a in block.args],
+                              ops=self._ops(block.ops, mapping, depth)) for block in region] for region in op.regions]
+        return new
+
+    def _define(self, value: int, mapping: dict[int, int] | None) -> int:
+        if mapping is None:
+            return value
+        if value not in mapping:
+            mapping[value] = self.next_id
+            self.next_id += 1
+        return mapping[value]
+
+    @staticmethod
+    def _use(value: int, mapping: dict[int, int] | None) -> int:
+        return value if mapping is None else mapping.get(value, value)
+
+
+_FORWARD = "tth.forward"  # a callee's returned value, as the call's result
+_MEMORY_WRITES = {"tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.descriptor_store", "tt.descriptor_scatter",
+                  "tt.descriptor_reduce"}
+_EVALUATED_REGIONS = {"scf.for", "scf.if"}
+# Ops that carry a pointer's provenance from operand 0 (and arith.select from operands 1, 2).
+_POINTER_OPS = {"tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", _FORWARD}
+
+
+class _Program:
+    """The entry function's stores through the output and what their addresses need."""
+
+    def __init__(self, entry: Function, output: int) -> None:
+        self.parent: dict[Op, Op | None] = {}
+        self.defining: dict[int, tuple[Op, int]] = {}   # result -> (op, index)
+        self.block_arg: dict[int, tuple[Op, int]] = {}  # region argument -> (op, index)
+        for op in walk(entry.body):
+            for index, result in enumerate(op.results):
+                self.defining[result] = (op, index)
+            for index, arg in enumerate(op.header_defs):
+                self.block_arg[arg] = (op, index)
+            for region in op.regions:
+                for block in region:
+                    for inner in block.ops:
+                        self.parent[inner] = op
+        self.parent.update({op: None for op in entry.body[0].ops})
+        if any(len(region) > 1 for op in walk(entry.body) for region in op.regions):
+            raise _NoProof("the kernel has unstructured control flow")
+        bases = self._bases(entry)
+        self.stores = []
+        for op in walk(entry.body):
+            if op.name not in _MEMORY_WRITES:
+                continue
+            base = bases.get(op.operands[0])
+            if base is None:
+                raise _NoProof(f"{op.name} writes through a pointer that may be {entry.name}'s output")
+            if base != output:
+                continue
+            if op.name != "tt.store":
+                raise _NoProof(f"the output is written by {op.name}")
+            enclosing = self._enclosing(op)
+            if any(o.name not in _EVALUATED_REGIONS for o in enclosing):
+                raise _NoProof(f"a store to the output is inside {enclosing[0].name}")
+            self.stores.append(op)
+        if not self.stores:
+            raise _NoProof("the kernel has no tt.store to the output")
+        self.needed, self.regions = self._slice()
+        shapes = [_type_shape(t) for t in re.findall(r"tensor<[^>]*>", "\n".join(o.text for o in walk(entry.body)))]
+        self.largest = max([int(np.prod(s)) for s in shapes] or [1])
+        self.entry = entry
+
+    def _enclosing(self, op: Op) -> list[Op]:
+        chain = []
+        parent = self.parent.get(op)
+        while parent is not None:
+            chain.append(parent)
+            parent = self.parent.get(parent)
+        return chain
+
+    def _bases(self, entry: Function) -> dict[int, int | None]:
+        """Per pointer value, the parameter it derives from: None where it may be more than
+        one (loaded, made from an integer, cast, selected between two); absent for values
+        that are not pointers. A loop-carried pointer takes its initial value's parameter,
+        then is checked against what the body yields."""
+        forced: set[int] = set()
+        for _ in range(8):
+            bases: dict[int, int | None] = {p: i for i, p in enumerate(entry.params)}
+            violations: set[int] = set()
+            self._propagate(entry.body[0].ops, bases, forced, violations)
+            if not violations - forced:
+                return bases
+            forced |= violations
+        raise _NoProof("the kernel's loop-carried pointers could not be followed")
+
+    def _propagate(self, ops: list[Op], bases: dict[int, int | None], forced: set[int],
+                   violations: set[int]) -> None:
+        def merge(values: list[int]) -> int | None:
+            found = {bases.get(v, -1) for v in values}
+            return found.pop() if len(found) == 1 else None
+
+        for op in ops:
+            yields = [region[0].ops[-1].operands if region and region[0].ops else [] for region in op.regions]
+            if op.name == "scf.for":
+                carried = op.header_defs[1:]
+                for arg, init in zip(carried, op.operands[3:]):
+                    if init in bases:
+                        bases[arg] = None if arg in forced else bases[init]
+                self._propagate(op.regions[0][0].ops, bases, forced, violations)
+                for j, (arg, init) in enumerate(zip(carried, op.operands[3:])):
+                    back = yields[0][j] if j < len(yields[0]) else None
+                    if init in bases or back in bases:
+                        if bases.get(arg, -1) != bases.get(back, -1) or init not in bases:
+                            violations.add(arg)
+                        bases[op.results[j]] = bases.get(arg)
+            elif op.regions:
+                for region in op.regions:
+                    self._propagate(region[0].ops if region else [], bases, forced, violations)
+                if op.name == "scf.if" and len(yields) == 2:
+                    for j, result in enumerate(op.results):
+                        sources = [y[j] for y in yields if j < len(y)]
+                        if any(s in bases for s in sources):
+                            bases[result] = merge(sources)
+                else:
+                    bases.update({r: None for r in op.results if "ptr" in op.text})
+            elif op.name in _POINTER_OPS and op.operands and op.operands[0] in bases:
+                bases[op.results[0]] = bases[op.operands[0]]
+            elif op.name == "arith.select" and (op.operands[1] in bases or op.operands[2] in bases):
+                bases[op.results[0]] = merge(op.operands[1:3])
+            elif op.results and "ptr" in op.text:  # a pointer from memory, an integer, a cast, a call
+                bases.update({r: None for r in op.results if op.name != "tt.load" or "ptr<!tt.ptr" in op.text})
+
+    def _slice(self) -> tuple[set[int], set[Op]]:
+        """The values the stores' addresses, masks and enclosing conditions need, and the
+        region ops to evaluate for them."""
+        needed: set[int] = set()
+        regions: set[Op] = set()
+        work: list[int] = []
+
+        def need_region(op: Op) -> None:
+            for region_op in [op, *self._enclosing(op)] if op.name in _EVALUATED_REGIONS else self._enclosing(op):
+                if region_op not in regions:
+                    regions.add(region_op)
+                    work.extend(region_op.operands[:3] if region_op.name == "scf.for" else region_op.operands[:1])
+
+        for store in self.stores:
+            work.extend(store.operands[:1] + store.operands[2:3])  # the pointer and the mask
+            need_region(store)
+        while work:
+            value = work.pop()
+            if value in needed:
+                continue
+            needed.add(value)
+            if value in self.defining:
+                op, index = self.defining[value]
+                need_region(op)
+                if op.name == "scf.for":
+                    work.append(op.operands[3 + index])
+                    work.append(op.regions[0][0].ops[-1].operands[index])
+                elif op.name == "scf.if":
+                    work.extend(region[0].ops[-1].operands[index] for region in op.regions if region[0].ops)
+                elif op.name in _EVALUATED_OPS:
+                    work.extend(op.operands)
+            elif value in self.block_arg:
+                op, index = self.block_arg[value]
+                need_region(op)
+                if op.name == "scf.for" and index > 0:
+                    work.append(op.operands[3 + index - 1])
+                    work.append(op.regions[0][0].ops[-1].operands[index - 1])
+        return needed, regions
+
+
+class _Evaluator:
+    """Evaluates a _Program over chunks of programs, marking the output's stored elements."""
+
+    def __init__(self, program: _Program, written: np.ndarray, grid: tuple[int, ...]) -> None:
+        self.program, self.written = program, written
+        self.grid = tuple(grid) + (1,) * (3 - len(grid))
+        self.work = 0
+
+    def run(self, params: dict[int, Any], programs: np.ndarray) -> None:
+        self.env: dict[int, Any] = dict(params)
+        g0, g1, _ = self.grid
+        self.program_ids = (programs % g0, (programs // g0) % g1, programs // (g0 * g1))
+        self.count = programs.size
+        self._block(self.program.entry.body[0].ops, np.ones((1,), dtype=bool))
+
+    def _charge(self, value: Any) -> Any:
+        size = value.offsets.size if isinstance(value, _Pointer) and value.offsets is not _UNKNOWN else \
+            getattr(value, "size", 0)
+        self.work += max(size, _OP_COST)
+        if self.work > _WORK_LIMIT:
+            raise _NoProof("checking that the kernel stores every element would take too long at this size")
+        return value
+
+    def _block(self, ops: list[Op], active: Any) -> None:
+        program = self.program
+        for op in ops:
+            if op.name == "tt.store":
+                if op in program.stores:
+                    self._store(op, active)
+            elif op.name == "scf.for":
+                if op in program.regions:
+                    self._for(op, active)
+            elif op.name == "scf.if":
+                if op in program.regions:
+                    self._if(op, active)
+            elif any(r in program.needed for r in op.results):
+                values = _evaluate(op, [self.env.get(o, _UNKNOWN) for o in op.operands], self)
+                for result, value in zip(op.results, values):
+                    self.env[result] = self._charge(value)
+
+    def _store(self, op: Op, active: Any) -> None:
+        pointer = self.env.get(op.operands[0], _UNKNOWN)
+        mask = self.env.get(op.operands[2], _UNKNOWN) if len(op.operands) > 2 else None
+        if not isinstance(pointer, _Pointer) or pointer.offsets is _UNKNOWN or mask is _UNKNOWN or \
+                active is _UNKNOWN:
+            raise _NoProof("a store to the output has an address, mask or condition computed from "
+                           "values the proof does not follow (loads, floats, calls)", op)
+        offsets = pointer.offsets
+        shape = (self.count, *offsets.shape[1:])
+        chosen = np.broadcast_to(active.reshape(active.shape + (1,) * (offsets.ndim - 1)), shape)
+        if mask is not None:
+            chosen = chosen & np.broadcast_to(mask.astype(bool, copy=False), shape)
+        stored = np.broadcast_to(offsets, shape)[chosen]
+        self._charge(stored)
+        if stored.size and (stored.min() < 0 or stored.max() >= self.written.size):
+            raise _NoProof("a store may write outside the output", op)
+        self.written[stored] = True
+
+    def _for(self, op: Op, active: Any) -> None:
+        lower, upper, step = (self.env.get(o, _UNKNOWN) for o in op.operands[:3])
+        body = op.regions[0][0]
+        if any(v is _UNKNOWN for v in (lower, upper, step, active)) or "unsigned" in op.text:
+            raise _NoProof("a loop has bounds the proof does not follow", op)
+        if (step <= 0).any():
+            raise _NoProof("a loop has a step that is not positive", op)
+        trips = np.maximum(0, -(-(upper - lower) // step))
+        carried = [self.env.get(o, _UNKNOWN) for o in op.operands[3:]]
+        for k in range(int(trips.max()) if trips.size else 0):
+            running = active & (trips > k)
+            self.env[op.header_defs[0]] = self._charge(lower + k * step)
+            for arg, value in zip(op.header_defs[1:], carried):
+                self.env[arg] = value
+            self._block(body.ops, running)
+            yielded = [self.env.get(o, _UNKNOWN) for o in body.ops[-1].operands]
+            carried = [_select(running, new, old) for new, old in zip(yielded, carried)]
+        for result, value in zip(op.results, carried):
+            self.env[result] = value
+
+    def _if(self, op: Op, active: Any) -> None:
+        condition = self.env.get(op.operands[0], _UNKNOWN)
+        if condition is _UNKNOWN or active is _UNKNOWN:
+            branch_active = (_UNKNOWN, _UNKNOWN)
+        else:
+            condition = condition.astype(bool, copy=False)
+            branch_active = (active & condition, active & ~condition)
+        yields = []
+        for region, running in zip(op.regions, branch_active):
+            self._block(region[0].ops, running)
+            last = region[0].ops[-1] if region[0].ops else None
+            yields.append([self.env.get(o, _UNKNOWN) for o in last.operands] if last else [])
+        for j, result in enumerate(op.results):
+            if condition is _UNKNOWN or len(yields) < 2:
+                self.env[result] = _UNKNOWN
+            else:
+                self.env[result] = _select(condition, yields[0][j], yields[1][j])
+
+
+
+
+def _select(condition: Any, one: Any, two: Any) -> Any:
+    """Per program, `one` where `condition` holds, else `two`."""
+    if one is two:
+        return one
+    if one is _UNKNOWN or two is _UNKNOWN or condition is _UNKNOWN:
+        return _UNKNOWN
+    if isinstance(one, _Pointer) or isinstance(two, _Pointer):
+        if not (isinstance(one, _Pointer) and isinstance(two, _Pointer)) or one.param != two.param or \
+                one.offsets is _UNKNOWN or two.offsets is _UNKNOWN:
+            return _UNKNOWN
+        return _Pointer(one.param, _select(condition, one.offsets, two.offsets))
+    # A per-program condition (one value per program) selecting tensors gets their dimensions.
+    ndim = max(one.ndim, two.ndim, condition.ndim)
+    return np.where(condition.reshape(condition.shape + (1,) * (ndim - condition.ndim)), one, two)
+
+
+# -- op semantics -----------------------------------------------------------------------------
+_ATTRIBUTES = re.compile(r"\{[^{}]*\}")
+
+
+def _types(op: Op) -> str:
+    """The op's trailing type signature (after the last ' : ', attribute dicts removed)."""
+    text = _ATTRIBUTES.sub("", op.text)
+    return text.rsplit(" : ", 1)[1].strip() if " : " in text else ""
+
+
+def _split_types(types: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(types):
+        depth += char in "<(["
+        depth -= char in ">)]"
+        if char == "," and depth == 0:
+            parts.append(types[start:i].strip())
+            start = i + 1
+    parts.append(types[start:].strip())
+    return parts
+
+
+@functools.lru_cache(maxsize=None)
+def _parse_type(text: str) -> tuple[tuple[int, ...], str]:
+    """(shape, element type) of 'tensor<4x8xi32>', 'i32', '!tt.ptr<f32>'."""
+    text = text.strip()
+    if text.startswith("tensor<") and text.endswith(">"):
+        inner = text[len("tensor<"):-1]
+        dims = re.match(r"^((?:\d+x)*)(.*)$", inner)
+        shape = tuple(int(d) for d in dims.group(1).split("x") if d)
+        return shape, dims.group(2)
+    return (), text
+
+
+def _type_shape(text: str) -> tuple[int, ...]:
+    return _parse_type(text)[0]
+
+
+def _result_type(op: Op) -> tuple[tuple[int, ...], str]:
+    types = _types(op)
+    if "->" in types:
+        return _parse_type(types.rsplit("->", 1)[1])
+    if " to " in types:
+        return _parse_type(types.rsplit(" to ", 1)[1])
+    parts = _split_types(types)
+    return _parse_type(parts[-1] if op.name == "arith.select" else parts[0])
+
+
+_WIDTHS = {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64}
+
+
+def _width(element: str) -> int:
+    if element not in _WIDTHS:
+        raise _Unsupported(element)
+    return _WIDTHS[element]
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _wrap(values: np.ndarray, width: int) -> np.ndarray:
+    """Signed two's complement at `width` bits (numpy int64 wraps at 64 by itself)."""
+    if width == 1:
+        return (values & 1).astype(bool)
+    if width == 64:
+        return values
+    half = 1 << (width - 1)
+    return ((values + half) & ((1 << width) - 1)) - half
+
+
+def _unsigned(values: np.ndarray, width: int) -> np.ndarray:
+    if width == 64:
+        return values.view(np.uint64)
+    return values.astype(np.int64) & ((1 << width) - 1)
+
+
+def _signed(values: np.ndarray, width: int) -> np.ndarray:
+    return _wrap(values.astype(np.int64) if width < 64 else values.view(np.int64), width)
+
+
+def _divisor(values: np.ndarray, op: Op) -> np.ndarray:
+    if (values == 0).any():
+        raise _NoProof(f"{op.name} may divide by zero", op)
+    return values
+
+
+def _truncated_quotient(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    quotient = a // b
+    return quotient + ((a % b != 0) & ((a < 0) != (b < 0)))
+
+
+_PREDICATES = {
+    "eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal, "sgt": np.greater,
+    "sge": np.greater_equal, "ult": np.less, "ule": np.less_equal, "ugt": np.greater, "uge": np.greater_equal,
+}
+_AXES = {"x": 0, "y": 1, "z": 2}
+
+
+def _integer_binary(name: str, a: np.ndarray, b: np.ndarray, width: int, op: Op) -> np.ndarray:
+    if width == 1:
+        a, b = a.astype(bool), b.astype(bool)
+        table = {"arith.andi": np.logical_and, "arith.ori": np.logical_or, "arith.xori": np.logical_xor}
+        if name not in table:
+            raise _Unsupported(name)
+        return table[name](a, b)
+    a, b = a.astype(np.int64, copy=False), b.astype(np.int64, copy=False)
+    if name in ("arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.ori", "arith.xori"):
+        result = {"arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply,
+                  "arith.andi": np.bitwise_and, "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor}[name](a, b)
+        return _wrap(result, width)
+    if name in ("arith.maxsi", "arith.minsi"):
+        return (np.maximum if name == "arith.maxsi" else np.minimum)(a, b)
+    if name in ("arith.maxui", "arith.minui"):
+        ua, ub = _unsigned(a, width), _unsigned(b, width)
+        return _signed((np.maximum if name == "arith.maxui" else np.minimum)(ua, ub), width)
+    if name in ("arith.divsi", "arith.remsi", "arith.ceildivsi", "arith.floordivsi"):
+        b = _divisor(b, op)
+        if width == 64 and ((a == np.iinfo(np.int64).min) & (b == -1)).any():
+            raise _NoProof(f"{name} may overflow", op)
+        if name == "arith.floordivsi":
+            return _wrap(a // b, width)
+        quotient = _truncated_quotient(a, b)
+        if name == "arith.remsi":
+            return _wrap(a - b * quotient, width)
+        if name == "arith.ceildivsi":
+            return _wrap(quotient + ((a - b * quotient != 0) & ((a < 0) == (b < 0))), width)
+        return _wrap(quotient, width)
+    if name in ("arith.divui", "arith.remui", "arith.ceildivui"):
+        ua, ub = _unsigned(a, width), _unsigned(_divisor(b, op), width)
+        if name == "arith.divui":
+            return _signed(ua // ub, width)
+        if name == "arith.remui":
+            return _signed(ua % ub, width)
+        return _signed(ua // ub + (ua % ub != 0), width)
+    if name in ("arith.shli", "arith.shrsi", "arith.shrui"):
+        if ((b < 0) | (b >= width)).any():
+            raise _NoProof(f"{name} may shift by {width} bits or more", op)
+        if name == "arith.shli":
+            return _wrap(_unsigned(a, width) << _unsigned(b, width), width) if width < 64 else \
+                (a.view(np.uint64) << b.view(np.uint64)).view(np.int64)
+        if name == "arith.shrsi":
+            return a >> b
+        return _signed(_unsigned(a, width) >> _unsigned(b, width), width)
+    raise _Unsupported(name)
+
+
+_BINARY = {"arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.ori", "arith.xori", "arith.maxsi",
+           "arith.minsi", "arith.maxui", "arith.minui", "arith.divsi", "arith.remsi", "arith.ceildivsi",
+           "arith.floordivsi", "arith.divui", "arith.remui", "arith.ceildivui", "arith.shli", "arith.shrsi",
+           "arith.shrui"}
+_EVALUATED_OPS = _BINARY | _POINTER_OPS | {
+    "arith.constant", "tt.get_program_id", "tt.get_num_programs", "tt.make_range", "arith.cmpi", "arith.select",
+    "arith.extsi", "arith.extui", "arith.trunci", "arith.bitcast"}
+
+
+def _evaluate(op: Op, operands: list[Any], evaluator: _Evaluator) -> list[Any]:
+    """The op's results, each _UNKNOWN where it is not integer index arithmetic this knows."""
+    if op.name not in _EVALUATED_OPS or any(v is _UNKNOWN for v in operands):
+        return [_UNKNOWN] * len(op.results)
+    try:
+        return [_evaluate_one(op, operands, evaluator)]
+    except _Unsupported:
+        return [_UNKNOWN] * len(op.results)
+
+
+def _evaluate_one(op: Op, operands: list[Any], evaluator: _Evaluator) -> Any:
+    name = op.name
+    shape, element = _result_type(op)
+    if name == "arith.constant":
+        return _constant(op, shape, element)
+    if name in ("tt.get_program_id", "tt.get_num_programs"):
+        axis = _AXES[re.search(r"\b([xyz])\b", op.text.split(name, 1)[1]).group(1)]
+        if name == "tt.get_program_id":
+            return evaluator.program_ids[axis]
+        return np.array([evaluator.grid[axis]], dtype=np.int64)
+    if name == "tt.make_range":
+        start = int(re.search(r"start = (-?\d+)", op.text).group(1))
+        end = int(re.search(r"end = (-?\d+)", op.text).group(1))
+        return np.arange(start, end, dtype=np.int64)[None]
+    if name in _POINTER_OPS or name == "arith.select":
+        return _shaped(op, operands, shape)
+    if name == "arith.cmpi":
+        predicate = op.text.split(name, 1)[1].split(",", 1)[0].strip()
+        width = _width(_parse_type(_split_types(_types(op))[0])[1])
+        a, b = operands
+        if predicate.startswith("u"):
+            a, b = _unsigned(a.astype(np.int64), width), _unsigned(b.astype(np.int64), width)
+        return _PREDICATES[predicate](a, b)
+    if name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.bitcast"):
+        source = _width(_parse_type(_types(op).split(" to ")[0])[1])
+        width = _width(element)
+        (value,) = operands
+        if name == "arith.bitcast":
+            if source != width:
+                raise _Unsupported(name)
+            return value
+        if name == "arith.extui":
+            return _unsigned(value.astype(np.int64), source) if source < 64 else value
+        if name == "arith.extsi" and source == 1:
+            return -value.astype(np.int64)
+        return _wrap(value.astype(np.int64), width)
+    return _integer_binary(name, *operands, _width(element), op)
+
+
+def _constant(op: Op, shape: tuple[int, ...], element: str) -> np.ndarray:
+    value = op.text.split("arith.constant", 1)[1].strip()
+    value = value.split(" : ")[0].strip()
+    if value.startswith("dense<"):
+        value = value[len("dense<"):-1]
+    if value in ("true", "false"):
+        number = int(value == "true")
+        element = "i1"
+    elif re.fullmatch(r"-?\d+", value):
+        number = int(value)
+    else:
+        raise _Unsupported("a constant that is not an integer")
+    width = _width(element)
+    array = np.full((1, *shape), number, dtype=bool if width == 1 else np.int64)
+    return array if width == 1 else _wrap(array, width)
+
+
+def _shaped(op: Op, operands: list[Any], shape: tuple[int, ...]) -> Any:
+    """The shape ops, the pointer add and select, on values or on pointers."""
+    name = op.name
+    if name == "arith.select":
+        condition, one, two = operands
+        return _select(condition.astype(bool, copy=False), one, two)
+    if name == "tt.addptr":
+        pointer, offsets = operands
+        if not isinstance(pointer, _Pointer) or pointer.offsets is _UNKNOWN:
+            raise _Unsupported(name)
+        return _Pointer(pointer.param, pointer.offsets + offsets.astype(np.int64))
+    (value,) = operands
+    if name == _FORWARD:
+        return value
+    if isinstance(value, _Pointer):
+        return _Pointer(value.param, _reshape(op, value.offsets, shape))
+    return _reshape(op, value, shape)
+
+
+def _reshape(op: Op, value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    programs = value.shape[0]
+    if op.name == "tt.splat":
+        return np.broadcast_to(value.reshape((programs,) + (1,) * len(shape)), (programs, *shape))
+    if op.name == "tt.broadcast":
+        return np.broadcast_to(value, (programs, *shape))
+    if op.name == "tt.expand_dims":
+        axis = int(re.search(r"axis = (\d+)", op.text).group(1))
+        return np.expand_dims(value, 1 + axis)
+    if op.name == "tt.reshape":
+        if "allow_reorder" in op.text or "efficient_layout" in op.text:
+            raise _Unsupported("a reshape that may reorder elements")
+        return np.ascontiguousarray(value).reshape((programs, *shape))
+    if op.name == "tt.trans":
+        order = [int(d) for d in re.search(r"order = array<i32:([^>]*)>", op.text).group(1).split(",")]
+        return np.transpose(value, (0, *(1 + d for d in order)))
+    raise _Unsupported(op.name)
