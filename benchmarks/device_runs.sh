@@ -165,6 +165,26 @@ proof_x4)
     tail -n 4 "$OUT/gpu_fusion_tests.log" "$OUT/gpu_other_tests.log" | tee -a "$OUT/proof_x4.log"
     tail -n 25 "$OUT/fusion.log" "$OUT/llama.log" | tee -a "$OUT/proof_x4.log"
     ;;
+proof_x4_second)
+    # 4 GPUs, after proof_x4: GPUs 0-1 the gpu-marked 2-GPU tests, then the fusion tests proof_x4
+    # failed or did not reach; GPU 2: inductor (CUDA graphs), AOTI packaging, launches; GPU 3: the
+    # docs' examples and migration tests, then the bias + GELU row of benchmarks/fusion.py.
+    nvidia-smi -L > "$OUT/proof_x4_second.log"
+    (CUDA_VISIBLE_DEVICES=0,1 bash "$0" two_gpu_tests > /dev/null 2>&1
+     CUDA_VISIBLE_DEVICES=0 timeout 300 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_store_coverage.py \
+        "tests/test_fusion_trust.py::test_an_operand_is_not_moved_before_a_launch_that_writes_what_it_reads" \
+        > "$OUT/gpu_fusion_tests.log" 2>&1) &
+    CUDA_VISIBLE_DEVICES=2 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_inductor.py \
+        tests/test_aoti.py tests/test_gpu.py tests/test_fast_launch.py > "$OUT/gpu_inductor_tests.log" 2>&1 &
+    (CUDA_VISIBLE_DEVICES=3 timeout 400 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_docs_examples.py \
+        tests/test_migration.py > "$OUT/gpu_docs_tests.log" 2>&1
+     CUDA_VISIBLE_DEVICES=3 timeout 120 python3 benchmarks/fusion.py --rounds 5 --round-ms 50 --only elementwise_bias_gelu \
+        --json "$OUT/fusion_bias_gelu.json" 2>&1 | grep -v "warn_once\|compiled, max abs diff" > "$OUT/fusion_bias_gelu.log") &
+    wait
+    tail -n 8 "$OUT/two_gpu_tests.log" | tee -a "$OUT/proof_x4_second.log"
+    tail -n 3 "$OUT"/gpu_*_tests.log | tee -a "$OUT/proof_x4_second.log"
+    tail -n 25 "$OUT/fusion_bias_gelu.log" | tee -a "$OUT/proof_x4_second.log"
+    ;;
 cpu_fuzz)
     if [ -d .whl_fuzz ]; then
         python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/np .whl_fuzz/*.whl

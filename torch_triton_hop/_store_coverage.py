@@ -43,7 +43,7 @@ from ._ttir import Block, Function, Op, parse_module, resolve_location, walk
 __all__ = ["unstored_reason"]
 
 _CHUNK_ELEMENTS = 1 << 20  # elements per value per chunk of programs
-_WORK_LIMIT = 1 << 27      # elements computed in all, past which the proof is not attempted
+_WORK_LIMIT = 1 << 28      # elements computed in all (about 1.5 s), past which there is no proof
 _OP_COST = 64              # the least an op counts for: a loop of scalar ops costs its Python time
 
 
@@ -386,8 +386,10 @@ class _Evaluator:
         self._block(self.program.entry.body[0].ops, np.ones((1,), dtype=bool))
 
     def _charge(self, value: Any) -> Any:
-        size = value.offsets.size if isinstance(value, _Pointer) and value.offsets is not _UNKNOWN else \
-            getattr(value, "size", 0)
+        array = value.offsets if isinstance(value, _Pointer) else value
+        size = 0
+        if isinstance(array, np.ndarray):  # a broadcast view costs what it holds, not its shape
+            size = int(np.prod([d for d, stride in zip(array.shape, array.strides) if stride]))
         self.work += max(size, _OP_COST)
         if self.work > _WORK_LIMIT:
             raise _NoProof("checking that the kernel stores every element would take too long at this size")
