@@ -6,8 +6,9 @@
 # may leave unwritten], which refuses otherwise). It holds when:
 #  1. every tt.store through the output's pointer has an address, a mask and enclosing
 #     conditions (scf.if conditions, scf.for bounds) computed only from the grid, the
-#     integer scalars and constants: no load, no atomic, no call, no float, nothing this
-#     evaluator does not know. The elements stored then depend on nothing the kernel reads;
+#     integer scalars and constants: no load, no atomic, no float, nothing this evaluator
+#     does not know (functions the kernel calls are inlined). The elements stored then
+#     depend on nothing the kernel reads;
 #  2. evaluating those values for the launch's concrete grid and scalars (each autotuning
 #     config with its own grid) marks every element of the output's layout, and nothing
 #     outside it.
@@ -37,7 +38,7 @@ import torch
 
 from . import _compat
 from ._analysis import complete_arguments, entry_function, ttir_argument_names
-from ._side_table import base_kernel, kernel_side_table
+from ._side_table import base_kernel, kernel_side_table, module_constants
 from ._ttir import Block, Function, Op, parse_module, resolve_location, walk
 
 __all__ = ["unstored_reason"]
@@ -98,8 +99,10 @@ def _check_run(kernel_key: str, args: dict[str, Any], grid: tuple[int, ...], out
             raise _NoProof(f"argument {name} is symbolic")
         if isinstance(value, int):  # bool too: an i1 parameter
             scalars[name] = value
-    key = (kernel_key, tuple(sorted((n, repr(v) if not isinstance(v, torch.Tensor) else ("tensor", v.dtype))
-                                    for n, v in args.items())), grid, output, layout)
+    # Module constants decide the TTIR as constexprs do (see [Note: Module constants of a kernel]).
+    key = (kernel_key, module_constants(base), grid, output, layout,
+           tuple(sorted((n, repr(v) if not isinstance(v, torch.Tensor) else ("tensor", v.dtype))
+                        for n, v in args.items())))
     with _results_lock:
         cached = _results.get(key)
     if cached is None:
