@@ -328,3 +328,25 @@ def test_a_store_through_a_pointer_selected_per_lane(shift, programs, caplog):
     with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
         check_exact(f, torch.randn(n, device=DEVICE), y, expect_fused=not shift)
     assert not shift or f"{UNWRITTEN} {n // 2} of the {n} elements" in caplog.text, caplog.text
+
+
+@triton.jit
+def positive_mask_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) > 0, mask=offs < n)  # through an i8 pointer cast
+
+
+@pytest.mark.parametrize("blocks, covered", [(4, True), (3, False)])
+def test_a_bool_output_stored_through_a_pointer_cast(blocks, covered, caplog):
+    """Triton stores a bool tensor through its i1 pointer cast to i8 (one byte either way): the
+    cast keeps every element's offset. `out & valid` is False where valid is, whatever out holds."""
+    def f(x, valid):
+        out = torch.empty(x.shape, dtype=torch.bool, device=x.device)
+        wrap_triton(positive_mask_kernel)[(blocks,)](x, out, x.numel(), BLOCK=16)
+        return out & valid
+
+    valid = torch.arange(64, device=DEVICE) % 3 != 0
+    valid[blocks * 16:] = False  # where the kernel stores nothing: the program's result is False
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(f, torch.randn(64, device=DEVICE), valid, expect_fused=covered)
+    assert covered or f"{UNWRITTEN} 16 of the 64 elements" in caplog.text, caplog.text

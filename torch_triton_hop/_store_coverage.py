@@ -326,7 +326,7 @@ class _Program:
                             bases[result] = merge(sources)
                 else:
                     bases.update({r: None for r in op.results if "ptr" in op.text})
-            elif op.name in _POINTER_OPS and op.operands and op.operands[0] in bases:
+            elif (op.name in _POINTER_OPS or _same_size_pointer_cast(op)) and op.operands and op.operands[0] in bases:
                 bases[op.results[0]] = bases[op.operands[0]]
             elif op.name == "arith.select" and (op.operands[1] in bases or op.operands[2] in bases):
                 bases[op.results[0]] = merge(op.operands[1:3])
@@ -472,6 +472,21 @@ class _Evaluator:
                 self.env[result] = _select(condition, yields[0][j], yields[1][j])
 
 
+
+
+# Bytes per element of a pointee: a cast between two of one size keeps every element offset.
+_POINTEE_BYTES = {"i1": 1, "i8": 1, "f8E4M3FN": 1, "f8E5M2": 1, "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1, "i16": 2, "f16": 2,
+                  "bf16": 2, "i32": 4, "f32": 4, "i64": 8, "f64": 8}
+
+
+def _same_size_pointer_cast(op: Op) -> bool:
+    """A tt.bitcast between pointers to elements of one size (a bool tensor is stored through
+    an i8 pointer cast from its i1 one)."""
+    if op.name != "tt.bitcast":
+        return False
+    pointees = re.findall(r"!tt\.ptr<([\w]+)>", _types(op))
+    return len(pointees) == 2 and pointees[0] in _POINTEE_BYTES and \
+        _POINTEE_BYTES[pointees[0]] == _POINTEE_BYTES.get(pointees[1])
 
 
 def _select(condition: Any, one: Any, two: Any) -> Any:
@@ -643,7 +658,7 @@ _BINARY = {"arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.ori", 
            "arith.shrui"}
 _EVALUATED_OPS = _BINARY | _POINTER_OPS | {
     "arith.constant", "tt.get_program_id", "tt.get_num_programs", "tt.make_range", "arith.cmpi", "arith.select",
-    "arith.extsi", "arith.extui", "arith.trunci", "arith.bitcast"}
+    "arith.extsi", "arith.extui", "arith.trunci", "arith.bitcast", "tt.bitcast"}
 
 
 def _evaluate(op: Op, operands: list[Any], evaluator: _Evaluator) -> list[Any]:
@@ -670,6 +685,10 @@ def _evaluate_one(op: Op, operands: list[Any], evaluator: _Evaluator) -> Any:
         start = int(re.search(r"start = (-?\d+)", op.text).group(1))
         end = int(re.search(r"end = (-?\d+)", op.text).group(1))
         return np.arange(start, end, dtype=np.int64)[None]
+    if name == "tt.bitcast":
+        if not (_same_size_pointer_cast(op) and isinstance(operands[0], _Pointer)):
+            raise _Unsupported(name)
+        return operands[0]
     if name in _POINTER_OPS or name == "arith.select":
         return _shaped(op, operands, shape)
     if name == "arith.cmpi":
