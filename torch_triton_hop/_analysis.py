@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 __all__ = ["TensorAccesses", "identify_accessed_tensors", "identify_mutated_tensors", "explain"]
 
 # Ops that write memory through operand 0 (TritonOps.td: the MemWrite ops), and read it.
-_WRITE_OPS = {
+WRITE_OPS = {
     "tt.store", "tt.atomic_store", "tt.atomic_rmw", "tt.atomic_cas", "tt.descriptor_store", "tt.descriptor_reduce",
     "tt.descriptor_scatter", "tt.experimental_descriptor_store", "tt.experimental_tensormap_create",
 }
@@ -155,13 +155,13 @@ class _FunctionAnalysis:
 
         for op in walk(function.body):
             name = op.name
-            if name in _WRITE_OPS and op.operands:
+            if name in WRITE_OPS and op.operands:
                 write_roots.append((op.operands[0], self.where(op), name))
             if name in _READ_OPS and op.operands:
                 read_roots.append((op.operands[0], name))
             if name == "tt.elementwise_inline_asm" and "pure = true" not in op.text:
                 raise AnalysisFallback(f"impure inline assembly at {self.where(op)}")
-            if name not in _WRITE_OPS and name not in _READ_OPS and name.startswith("tt.") and any(
+            if name not in WRITE_OPS and name not in _READ_OPS and name.startswith("tt.") and any(
                 word in name for word in _MEMORY_WORDS
             ):
                 raise AnalysisFallback(f"{name} at {self.where(op)}, an op this analysis does not know")

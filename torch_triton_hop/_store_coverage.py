@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from . import _compat
-from ._analysis import complete_arguments, entry_function, ttir_argument_names
+from ._analysis import WRITE_OPS, complete_arguments, entry_function, ttir_argument_names
 from ._side_table import base_kernel, kernel_side_table, module_constants
 from ._ttir import Block, Function, Op, parse_module, resolve_location, walk
 
@@ -224,8 +224,6 @@ class _Inliner:
 
 
 _FORWARD = "tth.forward"  # a callee's returned value, as the call's result
-_MEMORY_WRITES = {"tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.descriptor_store", "tt.descriptor_scatter",
-                  "tt.descriptor_reduce"}
 _EVALUATED_REGIONS = {"scf.for", "scf.if"}
 # Ops that carry a pointer's provenance from operand 0 (and arith.select from operands 1, 2).
 _POINTER_OPS = {"tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", _FORWARD}
@@ -253,7 +251,7 @@ class _Program:
         bases = self._bases(entry)
         self.stores = []
         for op in walk(entry.body):
-            if op.name not in _MEMORY_WRITES:
+            if op.name not in WRITE_OPS:
                 continue
             base = bases.get(op.operands[0])
             if base is None:
