@@ -350,3 +350,120 @@ def test_a_bool_output_stored_through_a_pointer_cast(blocks, covered, caplog):
     with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
         check_exact(f, torch.randn(64, device=DEVICE), valid, expect_fused=covered)
     assert covered or f"{UNWRITTEN} 16 of the 64 elements" in caplog.text, caplog.text
+
+
+@triton.jit
+def early_return_kernel(x_ptr, out_ptr, n_rows, n_cols, skipped_row, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    if row >= n_rows:  # the common idiom: a grid rounded up past the rows
+        return
+    if n_cols > 0:
+        if row == skipped_row:  # nested: a row a program returns from without storing
+            return
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols)
+    tl.store(out_ptr + row * n_cols + cols, x * 2.0, mask=cols < n_cols)
+
+
+@pytest.mark.parametrize("skipped_row", [-1, 2])
+def test_an_early_return(skipped_row, caplog):
+    """`if row >= n_rows: return` branches between the function's blocks (cf.cond_br); each
+    block runs for the programs that reach it. Returning from row 2 leaves it unwritten."""
+    def f(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(early_return_kernel)[(x.shape[0] + 3,)](x, out, x.shape[0], x.shape[1], skipped_row, BLOCK=32)
+        return out + y
+
+    y = nan_from(6 * 20, 6 * 20).view(6, 20)
+    if skipped_row >= 0:
+        y[skipped_row] = float("nan")
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(f, torch.randn(6, 20, device=DEVICE), y, expect_fused=skipped_row < 0)
+    assert skipped_row < 0 or f"{UNWRITTEN} 20 of the 120 elements" in caplog.text, caplog.text
+
+
+@triton.jit
+def halves_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if pid % 2 == 0:  # the even programs store and return; the odd ones store after the branch
+        tl.store(out_ptr + offs, x * 2.0, mask=offs < n)
+        return
+    tl.store(out_ptr + offs, x * 3.0, mask=offs < n)
+
+
+@triton.jit
+def returns_on_a_loaded_flag_kernel(x_ptr, flag_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    if tl.load(flag_ptr) == 0:  # whether a program stores depends on memory: no proof
+        return
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def test_stores_on_both_sides_of_an_early_return_and_a_return_on_loaded_data(caplog):
+    x = torch.randn(100, device=DEVICE)
+
+    def halves(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(halves_kernel)[(7,)](x, out, x.numel(), BLOCK=16)
+        return out + y
+
+    check_exact(halves, x, nan_from(100, 100), expect_fused=True)
+
+    def flagged(x, flag, y):
+        out = torch.empty_like(x)
+        wrap_triton(returns_on_a_loaded_flag_kernel)[(7,)](x, flag, out, x.numel(), BLOCK=16)
+        return out + y
+
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(flagged, x, torch.ones(1, device=DEVICE, dtype=torch.int32), nan_from(100, 100),
+                    expect_fused=False)
+    assert NOT_FOLLOWED in caplog.text, caplog.text
+
+
+@triton.jit
+def grid_stride_while_kernel(x_ptr, out_ptr, n, stop_short, BLOCK: tl.constexpr):
+    start = tl.program_id(0) * BLOCK
+    while start < n - stop_short:  # a persistent kernel: fewer programs than blocks
+        offs = start + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+        start += tl.num_programs(0) * BLOCK
+
+
+@triton.jit
+def while_on_loaded_data_kernel(x_ptr, count_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    i = 0
+    while i < tl.load(count_ptr):  # the iterations depend on memory: no proof
+        offs = (tl.program_id(0) + i * tl.num_programs(0)) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+        i += 1
+
+
+@pytest.mark.parametrize("stop_short, written", [(0, 100), (20, 80)])
+def test_a_store_in_a_while_loop(stop_short, written, caplog):
+    """The loop runs, for every program at once, while any program's condition holds. Stopping
+    20 elements short skips the blocks that start at 80 and 96."""
+    def f(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(grid_stride_while_kernel)[(3,)](x, out, x.numel(), stop_short, BLOCK=16)
+        return out + y
+
+    x = torch.randn(100, device=DEVICE)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(f, x, nan_from(100, written), expect_fused=written == 100)
+    assert written == 100 or f"{UNWRITTEN} {100 - written} of the 100 elements" in caplog.text, caplog.text
+
+
+def test_a_while_loop_on_loaded_data_is_not_proven(caplog):
+    x = torch.randn(100, device=DEVICE)
+
+    def on_data(x, count, y):
+        out = torch.empty_like(x)
+        wrap_triton(while_on_loaded_data_kernel)[(3,)](x, count, out, x.numel(), BLOCK=16)
+        return out + y
+
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(on_data, x, torch.full((1,), 3, device=DEVICE, dtype=torch.int32), nan_from(100, 100),
+                    expect_fused=False)
+    assert "a while loop has a condition the proof does not follow" in caplog.text, caplog.text

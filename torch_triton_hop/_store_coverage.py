@@ -5,15 +5,21 @@
 # the output is left to the garbage of a fresh torch.empty (see [Note: Elements a kernel
 # may leave unwritten], which refuses otherwise). It holds when:
 #  1. every tt.store through the output's pointer has an address, a mask and enclosing
-#     conditions (scf.if conditions, scf.for bounds) computed only from the grid, the
+#     conditions (scf.if conditions, loop bounds, branches) computed only from the grid, the
 #     integer scalars and constants: no load, no atomic, no float, nothing this evaluator
 #     does not know (functions the kernel calls are inlined). The elements stored then
 #     depend on nothing the kernel reads;
 #  2. evaluating those values for the launch's concrete grid and scalars (each autotuning
 #     config with its own grid) marks every element of the output's layout, and nothing
 #     outside it.
-# Anything else (a symbolic size, a store under scf.while, a block pointer, a pointer that
-# may be another argument's) is no proof, and the epilogue rules take the safe path.
+# An early return (`if row >= n_rows: return`) is a branch (cf.cond_br) between the
+# function's top-level blocks: the blocks run in order, each for the programs that branch
+# to it (a mask over programs, as an scf.if's branches get), so a program that returns
+# stores nothing after it. Only forward branches: one back would be a loop.
+# An scf.while runs while any program's condition holds, each program's results taken when
+# its own condition fails. Anything else (a symbolic size, a block pointer, a pointer that
+# may be another argument's, a pointer carried through a while loop) is no proof, and the
+# epilogue rules take the safe path.
 # The evaluation runs on numpy, all programs at once (each value gets a leading program
 # axis, of size 1 where it is the same in every program), in chunks of programs, with a cap
 # on the work: it is the index arithmetic of the kernel, not its loads or its math.
@@ -177,11 +183,10 @@ class _Inliner:
                                 for v in (*op.results, *op.operands, *op.header_defs)), default=0)
 
     def inlined(self, entry: Function) -> Function:
-        # Blocks after an entry block that returns are unreachable (the frontend leaves them).
-        if not entry.body[0].ops or entry.body[0].ops[-1].name != "tt.return":
-            raise _NoProof("the kernel has unstructured control flow")
-        return Function(entry.name, entry.params, [Block(args=[], ops=self._ops(entry.body[0].ops, None, 0))],
-                        entry.loc)
+        # The entry's top-level blocks stay as they are (an early return branches between them).
+        blocks = [Block(args=list(block.args), ops=self._ops(block.ops, None, 0), label=block.label)
+                  for block in entry.body]
+        return Function(entry.name, entry.params, blocks, entry.loc)
 
     def _ops(self, ops: list[Op], mapping: dict[int, int] | None, depth: int) -> list[Op]:
         out: list[Op] = []
@@ -204,7 +209,8 @@ class _Inliner:
 
     def _clone(self, op: Op, mapping: dict[int, int] | None, depth: int) -> Op:
         new = Op(name=op.name, results=[self._define(r, mapping) for r in op.results],
-                 operands=[self._use(o, mapping) for o in op.operands], loc=op.loc, text=op.text, callee=op.callee)
+                 operands=[self._use(o, mapping) for o in op.operands], loc=op.loc, text=op.text, callee=op.callee,
+                 successors=op.successors)
         new.header_defs = [self._define(h, mapping) for h in op.header_defs]
         new.regions = [[Block(args=[self._define(a, mapping) for a in block.args],
                               ops=self._ops(block.ops, mapping, depth)) for block in region] for region in op.regions]
@@ -224,7 +230,7 @@ class _Inliner:
 
 
 _FORWARD = "tth.forward"  # a callee's returned value, as the call's result
-_EVALUATED_REGIONS = {"scf.for", "scf.if"}
+_EVALUATED_REGIONS = {"scf.for", "scf.if", "scf.while"}
 # Ops that carry a pointer's provenance from operand 0 (and arith.select from operands 1, 2).
 _POINTER_OPS = {"tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", _FORWARD}
 
@@ -245,9 +251,11 @@ class _Program:
                 for block in region:
                     for inner in block.ops:
                         self.parent[inner] = op
-        self.parent.update({op: None for op in entry.body[0].ops})
+        self.parent.update({op: None for block in entry.body for op in block.ops})
         if any(len(region) > 1 for op in walk(entry.body) for region in op.regions):
             raise _NoProof("the kernel has unstructured control flow")
+        self.entry_blocks = entry.body
+        self.branches, self.incoming = self._branches(entry.body)
         bases = self._bases(entry)
         self.stores = []
         for op in walk(entry.body):
@@ -271,6 +279,27 @@ class _Program:
         self.largest = max([int(np.prod(s)) for s in shapes] or [1])
         self.entry = entry
 
+    @staticmethod
+    def _branches(blocks: list[Block]) -> tuple[dict[int, list[tuple[int, list[int]]]], dict[int, list[int]]]:
+        """The top-level blocks' edges (an early return: `if pid >= n: return` branches to a
+        block that returns): per block index, its terminator's (target index, values passed);
+        and per block argument, the values its predecessors pass. Forward edges only: a
+        branch back would be a loop, which this does not follow."""
+        index = {block.label: i for i, block in enumerate(blocks) if block.label is not None}
+        branches: dict[int, list[tuple[int, list[int]]]] = {}
+        incoming: dict[int, list[int]] = {arg: [] for block in blocks[1:] for arg in block.args}
+        for i, block in enumerate(blocks):
+            last = block.ops[-1] if block.ops else None
+            if last is None or last.name not in ("tt.return", "cf.br", "cf.cond_br"):
+                raise _NoProof(f"the kernel's control flow ends a block with {last.name if last else 'nothing'}")
+            branches[i] = [(index.get(label, -1), values) for label, values in last.successors]
+            for target, values in branches[i]:
+                if target <= i or len(values) != len(blocks[target].args):
+                    raise _NoProof("the kernel's control flow branches backwards (a loop of branches)", last)
+                for arg, value in zip(blocks[target].args, values):
+                    incoming[arg].append(value)
+        return branches, incoming
+
     def _enclosing(self, op: Op) -> list[Op]:
         chain = []
         parent = self.parent.get(op)
@@ -288,7 +317,10 @@ class _Program:
         for _ in range(8):
             bases: dict[int, int | None] = {p: i for i, p in enumerate(entry.params)}
             violations: set[int] = set()
-            self._propagate(entry.body[0].ops, bases, forced, violations)
+            for block in entry.body:
+                sources = [[v for v in self.incoming.get(arg, []) if v in bases] for arg in block.args]
+                bases.update({arg: _one_base(bases, found) for arg, found in zip(block.args, sources) if found})
+                self._propagate(block.ops, bases, forced, violations)
             if not violations - forced:
                 return bases
             forced |= violations
@@ -297,8 +329,7 @@ class _Program:
     def _propagate(self, ops: list[Op], bases: dict[int, int | None], forced: set[int],
                    violations: set[int]) -> None:
         def merge(values: list[int]) -> int | None:
-            found = {bases.get(v, -1) for v in values}
-            return found.pop() if len(found) == 1 else None
+            return _one_base(bases, values)
 
         for op in ops:
             yields = [region[0].ops[-1].operands if region and region[0].ops else [] for region in op.regions]
@@ -342,11 +373,18 @@ class _Program:
             for region_op in [op, *self._enclosing(op)] if op.name in _EVALUATED_REGIONS else self._enclosing(op):
                 if region_op not in regions:
                     regions.add(region_op)
-                    work.extend(region_op.operands[:3] if region_op.name == "scf.for" else region_op.operands[:1])
+                    if region_op.name == "scf.while":  # every carried value decides the iterations
+                        work.extend([*region_op.operands, *(o for region in region_op.regions
+                                                            for o in region[0].ops[-1].operands)])
+                    else:
+                        work.extend(region_op.operands[:3] if region_op.name == "scf.for" else region_op.operands[:1])
 
         for store in self.stores:
             work.extend(store.operands[:1] + store.operands[2:3])  # the pointer and the mask
             need_region(store)
+        for block in self.entry_blocks:  # which blocks a program runs: the branches' conditions
+            if block.ops[-1].name == "cf.cond_br":
+                work.append(block.ops[-1].operands[0])
         while work:
             value = work.pop()
             if value in needed:
@@ -362,6 +400,8 @@ class _Program:
                     work.extend(region[0].ops[-1].operands[index] for region in op.regions if region[0].ops)
                 elif op.name in _EVALUATED_OPS:
                     work.extend(op.operands)
+            elif value in self.incoming:
+                work.extend(self.incoming[value])
             elif value in self.block_arg:
                 op, index = self.block_arg[value]
                 need_region(op)
@@ -369,6 +409,12 @@ class _Program:
                     work.append(op.operands[3 + index - 1])
                     work.append(op.regions[0][0].ops[-1].operands[index - 1])
         return needed, regions
+
+
+def _one_base(bases: dict[int, int | None], values: list[int]) -> int | None:
+    """The parameter every one of `values` derives from; None where they may differ."""
+    found = {bases.get(v, -1) for v in values}
+    return found.pop() if len(found) == 1 else None
 
 
 class _Evaluator:
@@ -384,7 +430,38 @@ class _Evaluator:
         g0, g1, _ = self.grid
         self.program_ids = (programs % g0, (programs // g0) % g1, programs // (g0 * g1))
         self.count = programs.size
-        self._block(self.program.entry.body[0].ops, np.ones((1,), dtype=bool))
+        self._blocks(self.program.entry.body)
+
+    def _blocks(self, blocks: list[Block]) -> None:
+        """The top-level blocks in order (every edge goes forward), each run for the programs
+        that reach it: `reaching[i]` is the mask of programs that branch to block i, and a
+        block argument is, per program, the value its own predecessor passed."""
+        reaching: dict[int, Any] = {0: np.ones((1,), dtype=bool)}
+        passed: dict[int, list[tuple[Any, list[Any]]]] = {}
+        for i, block in enumerate(blocks):
+            active = reaching.get(i)
+            if active is None or (active is not _UNKNOWN and not active.any()):
+                continue  # no program runs it: nothing it defines is used where one does
+            for j, arg in enumerate(block.args):
+                value = _UNKNOWN
+                for k, (mask, values) in enumerate(passed.get(i, [])):
+                    value = values[j] if k == 0 else _select(mask, values[j], value)
+                self.env[arg] = value
+            self._block(block.ops, active)
+            last = block.ops[-1]
+            masks = [active]
+            if last.name == "cf.cond_br":
+                condition = self.env.get(last.operands[0], _UNKNOWN)
+                if condition is _UNKNOWN or active is _UNKNOWN:
+                    masks = [_UNKNOWN, _UNKNOWN]
+                else:
+                    condition = condition.astype(bool, copy=False)
+                    masks = [active & condition, active & ~condition]
+            for mask, (target, values) in zip(masks, self.program.branches[i]):
+                before = reaching.get(target)
+                reaching[target] = mask if before is None else \
+                    _UNKNOWN if mask is _UNKNOWN or before is _UNKNOWN else before | mask
+                passed.setdefault(target, []).append((mask, [self.env.get(v, _UNKNOWN) for v in values]))
 
     def _charge(self, value: Any) -> Any:
         array = value.offsets if isinstance(value, _Pointer) else value
@@ -408,6 +485,9 @@ class _Evaluator:
             elif op.name == "scf.if":
                 if op in program.regions:
                     self._if(op, active)
+            elif op.name == "scf.while":
+                if op in program.regions:
+                    self._while(op, active)
             elif any(r in program.needed for r in op.results):
                 values = _evaluate(op, [self.env.get(o, _UNKNOWN) for o in op.operands], self)
                 for result, value in zip(op.results, values):
@@ -449,6 +529,35 @@ class _Evaluator:
             yielded = [self.env.get(o, _UNKNOWN) for o in body.ops[-1].operands]
             carried = [_select(running, new, old) for new, old in zip(yielded, carried)]
         for result, value in zip(op.results, carried):
+            self.env[result] = value
+
+    def _while(self, op: Op, active: Any) -> None:
+        """Iterates while any program's condition holds; each program's results are the
+        values scf.condition forwarded when its own condition failed."""
+        before, after = (region[0] for region in op.regions)
+        carried = [self.env.get(o, _UNKNOWN) for o in op.operands]
+        running, results = active, None
+        while True:
+            self._charge(None)  # an iteration costs at least an op, however little it computes
+            for arg, value in zip(before.args, carried):
+                self.env[arg] = value
+            self._block(before.ops, running)
+            condition, *forwarded = (self.env.get(o, _UNKNOWN) for o in before.ops[-1].operands)
+            if condition is _UNKNOWN or running is _UNKNOWN:
+                raise _NoProof("a while loop has a condition the proof does not follow", op)
+            condition = condition.astype(bool, copy=False)
+            stopping = running & ~condition
+            results = forwarded if results is None else \
+                [_select(stopping, new, old) for new, old in zip(forwarded, results)]
+            running = running & condition
+            if not running.any():
+                break
+            for arg, value in zip(after.args, forwarded):
+                self.env[arg] = value
+            self._block(after.ops, running)
+            yielded = [self.env.get(o, _UNKNOWN) for o in after.ops[-1].operands]
+            carried = [_select(running, new, old) for new, old in zip(yielded, forwarded)]
+        for result, value in zip(op.results, results):
             self.env[result] = value
 
     def _if(self, op: Op, active: Any) -> None:

@@ -29,6 +29,7 @@ class TTIRParseError(ValueError):
 class Block:
     args: list[int]
     ops: list["Op"] = dataclasses.field(default_factory=list)
+    label: str | None = None  # "bb2" for "^bb2:"; None for a region's unlabelled entry block
 
 
 @dataclasses.dataclass(eq=False)
@@ -41,6 +42,8 @@ class Op:
     callee: str | None = None
     regions: list[list[Block]] = dataclasses.field(default_factory=list)
     header_defs: list[int] = dataclasses.field(default_factory=list)  # %x = ... inside the op header
+    # A branch's (cf.br, cf.cond_br) targets in order: (block label, the values passed to its arguments).
+    successors: list[tuple[str, list[int]]] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass(eq=False)
@@ -58,6 +61,7 @@ _VALUE = re.compile(r"%([\w.$-]+)(?:#(\d+))?")
 _HEADER_DEF = re.compile(r"%([\w.$-]+)\s*=(?!=)")
 _OP_NAME = re.compile(r'^"?([a-z_][\w.]*)"?')
 _SYMBOL = re.compile(r'@("(?:[^"\\]|\\.)*"|[\w.$-]+)')
+_SUCCESSOR = re.compile(r"\^([\w.$-]+)(?:\(([^)]*)\))?")
 
 
 def _symbol(raw: str) -> str:
@@ -157,7 +161,8 @@ def parse_module(text: str) -> tuple[dict[str, Function], dict[str, str]]:
             if not frames:
                 raise TTIRParseError(f"block label outside a region: {stripped!r}")
             regions = frames[-1][1]
-            block = Block(args=_block_args(_strip(stripped)[0], scopes))
+            label = _strip(stripped)[0]
+            block = Block(args=_block_args(label, scopes), label=re.match(r"\^([\w.$-]+)", label).group(1))
             current = regions[-1]
             if len(current) == 1 and not current[0].ops and not current[0].args:
                 current[0] = block  # the region's entry block, now with its arguments
@@ -198,6 +203,9 @@ def parse_module(text: str) -> tuple[dict[str, Function], dict[str, str]]:
         if op_name == "tt.call":
             callee = _symbol(stripped)
         op = Op(name=op_name, results=[], operands=operands, loc=loc, text=line, callee=callee)
+        if op_name.startswith("cf."):
+            op.successors = [(m.group(1), [scopes.lookup(_ref(v)) for v in _VALUE.finditer(m.group(2) or "")])
+                             for m in _SUCCESSOR.finditer(operand_text)]
         frames[-1][1][-1][-1].ops.append(op)
         if opens_region:
             scopes.stack.append({})
