@@ -255,7 +255,7 @@ class _Program:
         if any(len(region) > 1 for op in walk(entry.body) for region in op.regions):
             raise _NoProof("the kernel has unstructured control flow")
         self.entry_blocks = entry.body
-        self.branches, self.incoming = self._branches(entry.body)
+        self.branches = self._branches(entry.body)
         bases = self._bases(entry)
         self.stores = []
         for op in walk(entry.body):
@@ -280,25 +280,22 @@ class _Program:
         self.entry = entry
 
     @staticmethod
-    def _branches(blocks: list[Block]) -> tuple[dict[int, list[tuple[int, list[int]]]], dict[int, list[int]]]:
-        """The top-level blocks' edges (an early return: `if pid >= n: return` branches to a
-        block that returns): per block index, its terminator's (target index, values passed);
-        and per block argument, the values its predecessors pass. Forward edges only: a
-        branch back would be a loop, which this does not follow."""
+    def _branches(blocks: list[Block]) -> dict[int, list[int]]:
+        """Per top-level block index, the blocks its terminator branches to (an early return:
+        `if pid >= n: return` branches to a block that returns). Forward edges only: a branch
+        back would be a loop. No values passed: the frontend's early returns pass none."""
         index = {block.label: i for i, block in enumerate(blocks) if block.label is not None}
-        branches: dict[int, list[tuple[int, list[int]]]] = {}
-        incoming: dict[int, list[int]] = {arg: [] for block in blocks[1:] for arg in block.args}
+        branches: dict[int, list[int]] = {}
         for i, block in enumerate(blocks):
             last = block.ops[-1] if block.ops else None
             if last is None or last.name not in ("tt.return", "cf.br", "cf.cond_br"):
                 raise _NoProof(f"the kernel's control flow ends a block with {last.name if last else 'nothing'}")
-            branches[i] = [(index.get(label, -1), values) for label, values in last.successors]
-            for target, values in branches[i]:
-                if target <= i or len(values) != len(blocks[target].args):
-                    raise _NoProof("the kernel's control flow branches backwards (a loop of branches)", last)
-                for arg, value in zip(blocks[target].args, values):
-                    incoming[arg].append(value)
-        return branches, incoming
+            branches[i] = [index.get(label, -1) for label, _ in last.successors]
+            if any(target <= i for target in branches[i]):
+                raise _NoProof("the kernel's control flow branches backwards (a loop of branches)", last)
+            if any(values for _, values in last.successors) or (i and block.args):
+                raise _NoProof("the kernel's control flow passes values between blocks", last)
+        return branches
 
     def _enclosing(self, op: Op) -> list[Op]:
         chain = []
@@ -318,8 +315,6 @@ class _Program:
             bases: dict[int, int | None] = {p: i for i, p in enumerate(entry.params)}
             violations: set[int] = set()
             for block in entry.body:
-                sources = [[v for v in self.incoming.get(arg, []) if v in bases] for arg in block.args]
-                bases.update({arg: _one_base(bases, found) for arg, found in zip(block.args, sources) if found})
                 self._propagate(block.ops, bases, forced, violations)
             if not violations - forced:
                 return bases
@@ -329,7 +324,8 @@ class _Program:
     def _propagate(self, ops: list[Op], bases: dict[int, int | None], forced: set[int],
                    violations: set[int]) -> None:
         def merge(values: list[int]) -> int | None:
-            return _one_base(bases, values)
+            found = {bases.get(v, -1) for v in values}
+            return found.pop() if len(found) == 1 else None
 
         for op in ops:
             yields = [region[0].ops[-1].operands if region and region[0].ops else [] for region in op.regions]
@@ -400,8 +396,6 @@ class _Program:
                     work.extend(region[0].ops[-1].operands[index] for region in op.regions if region[0].ops)
                 elif op.name in _EVALUATED_OPS:
                     work.extend(op.operands)
-            elif value in self.incoming:
-                work.extend(self.incoming[value])
             elif value in self.block_arg:
                 op, index = self.block_arg[value]
                 need_region(op)
@@ -409,12 +403,6 @@ class _Program:
                     work.append(op.operands[3 + index - 1])
                     work.append(op.regions[0][0].ops[-1].operands[index - 1])
         return needed, regions
-
-
-def _one_base(bases: dict[int, int | None], values: list[int]) -> int | None:
-    """The parameter every one of `values` derives from; None where they may differ."""
-    found = {bases.get(v, -1) for v in values}
-    return found.pop() if len(found) == 1 else None
 
 
 class _Evaluator:
@@ -434,19 +422,12 @@ class _Evaluator:
 
     def _blocks(self, blocks: list[Block]) -> None:
         """The top-level blocks in order (every edge goes forward), each run for the programs
-        that reach it: `reaching[i]` is the mask of programs that branch to block i, and a
-        block argument is, per program, the value its own predecessor passed."""
+        that reach it: `reaching[i]` is the mask of programs that branch to block i."""
         reaching: dict[int, Any] = {0: np.ones((1,), dtype=bool)}
-        passed: dict[int, list[tuple[Any, list[Any]]]] = {}
         for i, block in enumerate(blocks):
             active = reaching.get(i)
             if active is None or (active is not _UNKNOWN and not active.any()):
                 continue  # no program runs it: nothing it defines is used where one does
-            for j, arg in enumerate(block.args):
-                value = _UNKNOWN
-                for k, (mask, values) in enumerate(passed.get(i, [])):
-                    value = values[j] if k == 0 else _select(mask, values[j], value)
-                self.env[arg] = value
             self._block(block.ops, active)
             last = block.ops[-1]
             masks = [active]
@@ -457,11 +438,10 @@ class _Evaluator:
                 else:
                     condition = condition.astype(bool, copy=False)
                     masks = [active & condition, active & ~condition]
-            for mask, (target, values) in zip(masks, self.program.branches[i]):
+            for mask, target in zip(masks, self.program.branches[i]):
                 before = reaching.get(target)
                 reaching[target] = mask if before is None else \
                     _UNKNOWN if mask is _UNKNOWN or before is _UNKNOWN else before | mask
-                passed.setdefault(target, []).append((mask, [self.env.get(v, _UNKNOWN) for v in values]))
 
     def _charge(self, value: Any) -> Any:
         array = value.offsets if isinstance(value, _Pointer) else value
