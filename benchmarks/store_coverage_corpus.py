@@ -2092,6 +2092,1273 @@ def _(x):
     return out
 
 
+# ============================================================================================
+# cfg_: early returns (cf.cond_br / cf.br between the entry function's blocks). Written by a
+# helper attacking the control-flow support of the proof: grids over / under the rows on each
+# axis, returns on scalars (0, negative, i32 overflow), num_programs, constexprs, bool and
+# loaded and float conditions, nested returns, returns on both sides, stores before / after /
+# in dead blocks, loops and static_range around returns, autotune, helpers, layouts, dtypes.
+# ============================================================================================
+
+
+@triton.jit
+def cfg_rows_kernel(x_ptr, out_ptr, n_rows, n_cols, skip, AXIS: tl.constexpr, BLOCK: tl.constexpr):
+    """One row per program along AXIS; programs past n_rows return, and so does row `skip`."""
+    row = tl.program_id(AXIS)
+    if row >= n_rows:
+        return
+    if row == skip:
+        return
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    tl.store(out_ptr + row * n_cols + cols, tl.load(x_ptr + row * n_cols + cols, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_rows_axis0_grid_over", "full", "add", rand(13, 20), "if row >= n_rows: return; grid rows + 5")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_rows_kernel)[(R + 5,)](x, out, R, C, -1, AXIS=0, BLOCK=32)
+    return out
+
+
+@case("cfg_rows_axis1_grid_over", "full", "where", rand(13, 20), "row = program_id(1), grid (2, rows + 3)")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_rows_kernel)[(2, R + 3)](x, out, R, C, -1, AXIS=1, BLOCK=32)
+    return out
+
+
+@case("cfg_rows_axis2_grid_over", "full", "max", rand(13, 20), "row = program_id(2), grid (1, 2, rows + 1)")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_rows_kernel)[(1, 2, R + 1)](x, out, R, C, -1, AXIS=2, BLOCK=32)
+    return out
+
+
+@case("cfg_rows_axis2_grid_under", "partial", "add", rand(13, 20), "row = program_id(2), grid (3, 1, rows - 1)")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_rows_kernel)[(3, 1, R - 1)](x, out, R, C, -1, AXIS=2, BLOCK=32)
+    return out
+
+
+@case("cfg_rows_skip_one_row", "partial", "add", rand(13, 20), "if row == 3: return (nested after the grid test)")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_rows_kernel)[(R + 2,)](x, out, R, C, 3, AXIS=0, BLOCK=32)
+    return out
+
+
+@case("cfg_rows_skip_last_row", "partial", "mul", rand(13, 20), "if row == n_rows - 1: return")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_rows_kernel)[(R,)](x, out, R, C, R - 1, AXIS=0, BLOCK=32)
+    return out
+
+
+@case("cfg_rows_skip_equals_n_rows", "full", "add", rand(13, 20), "skip = n_rows: only programs already returned")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_rows_kernel)[(R + 4,)](x, out, R, C, R, AXIS=0, BLOCK=32)
+    return out
+
+
+@case("cfg_rows_n_rows_negative", "partial", "add", rand(13, 20), "n_rows = -1: every program returns")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_rows_kernel)[(R,)](x, out, -1, C, -1, AXIS=0, BLOCK=32)
+    return out
+
+
+@case("cfg_rows_n_rows_zero_empty_out", "full", "add", rand(0, 20), "0 rows, n_rows = 0, grid 4: all return, nothing to store")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_rows_kernel)[(4,)](x, out, R, C, -1, AXIS=0, BLOCK=32)
+    return out
+
+
+@case("cfg_rows_n_rows_one_specialized", "full", "where", rand(1, 20), "n_rows = 1 (specialized to a constant), grid 4")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_rows_kernel)[(4,)](x, out, R, C, -1, AXIS=0, BLOCK=32)
+    return out
+
+
+@case("cfg_rows_chunk_boundary_skip", "partial", "add", rand(550, 2048),
+      "BLOCK 2048 (512 programs a chunk), grid 600, row 512 (first of the 2nd chunk) returns")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_rows_kernel)[(600,)](x, out, R, C, 512, AXIS=0, BLOCK=2048)
+    return out
+
+
+@case("cfg_rows_chunk_boundary_ok", "full", "add", rand(550, 2048),
+      "BLOCK 2048 (512 programs a chunk), grid 600, rows 550: the return cut inside the 2nd chunk")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_rows_kernel)[(600,)](x, out, R, C, -1, AXIS=0, BLOCK=2048)
+    return out
+
+
+@triton.jit
+def cfg_overflow_kernel(x_ptr, out_ptr, n, big, TWICE: tl.constexpr, BLOCK: tl.constexpr):
+    """if pid * big (* 2) >= n: return, in i32 (wraps)."""
+    pid = tl.program_id(0)
+    t = pid * big
+    if TWICE:
+        t = t * 2
+    if t >= n:
+        return
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_overflow_pid_times_2pow30", "partial", "add", rand(1000),
+      "if pid * 2**30 >= n (i32 wraps): programs 1, 5, 9, 13 return, the others store")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_overflow_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), 2 ** 30, TWICE=False, BLOCK=64)
+    return out
+
+
+@case("cfg_overflow_wraps_negative_full", "full", "where", rand(1000),
+      "if pid * (2**31 - 1) * 2 >= n: i32 gives -2 pid: no program returns")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_overflow_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), 2 ** 31 - 1, TWICE=True, BLOCK=64)
+    return out
+
+
+@case("cfg_big_i64_returns_after_first", "partial", "add", rand(1000),
+      "if pid * big >= n with big = 2**40 (an i64 argument): every program but 0 returns")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_overflow_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), 2 ** 40, TWICE=False, BLOCK=64)
+    return out
+
+
+@triton.jit
+def cfg_num_programs_kernel(x_ptr, out_ptr, n, MODE: tl.constexpr, BLOCK: tl.constexpr):
+    """MODE 0: if pid >= num_programs: return (never); 1: the last program returns;
+    blocks stored in reverse program order."""
+    pid = tl.program_id(0)
+    np_ = tl.num_programs(0)
+    if MODE == 0:
+        if pid >= np_:
+            return
+    else:
+        if pid == np_ - 1:
+            return
+    offs = (np_ - 1 - pid) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + 1.0, mask=m)
+
+
+@case("cfg_num_programs_never", "full", "add", rand(1000), "if pid >= num_programs(0): return; reversed blocks")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_num_programs_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), MODE=0, BLOCK=64)
+    return out
+
+
+@case("cfg_num_programs_last_returns", "partial", "max", rand(1000),
+      "if pid == num_programs(0) - 1: return; reversed: block 0 missed")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_num_programs_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), MODE=1, BLOCK=64)
+    return out
+
+
+@triton.jit
+def cfg_bool_kernel(x_ptr, out_ptr, n, flag, NEGATE: tl.constexpr, BLOCK: tl.constexpr):
+    """if flag: return (NEGATE: if not flag: return)."""
+    if NEGATE:
+        if not flag:
+            return
+    else:
+        if flag:
+            return
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_bool_true_returns", "partial", "add", rand(1000), "if flag: return, flag = True: nothing stored")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_bool_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), True, NEGATE=False, BLOCK=64)
+    return out
+
+
+@case("cfg_bool_false_stores", "full", "add", rand(1000), "if flag: return, flag = False")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_bool_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), False, NEGATE=False, BLOCK=64)
+    return out
+
+
+@case("cfg_bool_not_false_returns", "partial", "where", rand(1000), "if not flag: return, flag = False")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_bool_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), False, NEGATE=True, BLOCK=64)
+    return out
+
+
+@case("cfg_bool_not_true_stores", "full", "where", rand(1000), "if not flag: return, flag = True")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_bool_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), True, NEGATE=True, BLOCK=64)
+    return out
+
+
+@triton.jit
+def cfg_loaded_kernel(x_ptr, nr_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    """The row count read from memory: if row >= *nr_ptr: return."""
+    row = tl.program_id(0)
+    if row >= tl.load(nr_ptr):
+        return
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    tl.store(out_ptr + row * n_cols + cols, tl.load(x_ptr + row * n_cols + cols, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_loaded_row_count", "full-data", "add", rand(13, 20), "if row >= load(nr_ptr): return; *nr_ptr = rows")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    nr = torch.full((1,), R, dtype=torch.int32)
+    wrap_triton(cfg_loaded_kernel)[(R + 3,)](x, nr, out, C, BLOCK=32)
+    return out
+
+
+@triton.jit
+def cfg_float_cond_kernel(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    """if row * 0.5 >= n_rows * 0.5 (floats): return."""
+    row = tl.program_id(0)
+    if row.to(tl.float32) * 0.5 >= n_rows.to(tl.float32) * 0.5:
+        return
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    tl.store(out_ptr + row * n_cols + cols, tl.load(x_ptr + row * n_cols + cols, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_float_condition", "full", "add", rand(13, 20), "the return's condition in float32: not followed")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_float_cond_kernel)[(R + 3,)](x, out, R, C, BLOCK=32)
+    return out
+
+
+@triton.jit
+def cfg_both_branches_kernel(x_ptr, out_ptr, n, ODD_STORES: tl.constexpr, BLOCK: tl.constexpr):
+    """Both branches of an if/else return (even programs store first); the store after the
+    if/else is dead code."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m)
+    if pid % 2 == 0:
+        tl.store(out_ptr + offs, v * 2.0, mask=m)
+        return
+    else:
+        if ODD_STORES:
+            tl.store(out_ptr + offs, v * 3.0, mask=m)
+        return
+    tl.store(out_ptr + offs, v * 5.0, mask=m)
+
+
+@case("cfg_both_branches_return_full", "full", "add", rand(1000), "if even: store; return else: store; return; dead store")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_both_branches_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), ODD_STORES=True, BLOCK=64)
+    return out
+
+
+@case("cfg_both_branches_return_odd_missing", "partial", "add", rand(1000),
+      "the same, odd programs return without storing; the dead store after the if/else would cover them")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_both_branches_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), ODD_STORES=False, BLOCK=64)
+    return out
+
+
+@triton.jit
+def cfg_store_then_return_kernel(x_ptr, out_ptr, n, h, LANES: tl.constexpr, BLOCK: tl.constexpr):
+    """Programs < h store every LANES-th lane then return; the others store after the branch."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m)
+    if pid < h:
+        tl.store(out_ptr + offs, v * 2.0, mask=m & (offs % LANES == 0))
+        return
+    tl.store(out_ptr + offs, v * 3.0, mask=m)
+
+
+@case("cfg_store_then_return_full", "full", "chain", rand(1000), "pid < h: store all lanes, return; others store after")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_store_then_return_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), 7, LANES=1, BLOCK=64)
+    return out
+
+
+@case("cfg_store_then_return_half_lanes", "partial", "add", rand(1000),
+      "pid < h: store even lanes, return: odd lanes of the first h blocks missed")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_store_then_return_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), 7, LANES=2, BLOCK=64)
+    return out
+
+
+@case("cfg_store_then_return_h_zero", "full", "add", rand(1000), "the same, h = 0: no program takes the branch")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_store_then_return_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), 0, LANES=2, BLOCK=64)
+    return out
+
+
+@triton.jit
+def cfg_dead_store_kernel(x_ptr, out_ptr, n, CONST_RETURN: tl.constexpr, BLOCK: tl.constexpr):
+    """Every program returns first (a constexpr return, or pid >= 0); the store is dead."""
+    pid = tl.program_id(0)
+    if CONST_RETURN:
+        return
+    if pid >= 0:
+        return
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_dead_store_pid_ge_0", "partial", "add", rand(1000), "if pid >= 0: return; the store no program reaches")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_dead_store_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), CONST_RETURN=False, BLOCK=64)
+    return out
+
+
+@case("cfg_dead_store_constexpr_return", "partial", "where", rand(1000), "if CONST: return (static): the store is a dead block")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_dead_store_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), CONST_RETURN=True, BLOCK=64)
+    return out
+
+
+@triton.jit
+def cfg_last_block_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """if (pid + 1) * BLOCK > n: return: skips the last block exactly when it is partial."""
+    pid = tl.program_id(0)
+    if (pid + 1) * BLOCK > n:
+        return
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_last_partial_block_skipped", "partial", "add", rand(1000), "n = 1000, B = 64: the partial block returns")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_last_block_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)
+    return out
+
+
+@case("cfg_last_block_even_ok", "full", "add", rand(1024), "n = 1024: no partial block, grid + 2")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_last_block_kernel)[(cdiv(x.numel(), 64) + 2,)](x, out, x.numel(), BLOCK=64)
+    return out
+
+
+@triton.jit
+def cfg_rpp_kernel(x_ptr, out_ptr, n_rows, n_cols, last, RPP: tl.constexpr, BLOCK: tl.constexpr):
+    """RPP rows a program: return past the rows, then for r in range(start, min(start + RPP, last))."""
+    pid = tl.program_id(0)
+    start = pid * RPP
+    if start >= n_rows:
+        return
+    end = tl.minimum(start + RPP, last)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    for r in range(start, end):
+        tl.store(out_ptr + r * n_cols + cols, tl.load(x_ptr + r * n_cols + cols, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_loop_after_return_ok", "full", "add", rand(23, 20), "return then a loop over min(start + 4, n_rows)")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_rpp_kernel)[(cdiv(R, 4) + 2,)](x, out, R, C, R, RPP=4, BLOCK=32)
+    return out
+
+
+@case("cfg_loop_after_return_last_row", "partial", "where", rand(23, 20), "the loop's bound min(.., n_rows - 1): last row missed")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_rpp_kernel)[(cdiv(R, 4) + 2,)](x, out, R, C, R - 1, RPP=4, BLOCK=32)
+    return out
+
+
+@triton.jit
+def cfg_static_range_kernel(x_ptr, out_ptr, n_rows, n_cols, CUT: tl.constexpr, BLOCK: tl.constexpr):
+    """A return inside tl.static_range (unrolled: allowed): 4 rows a program."""
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    for i in tl.static_range(4):
+        r = pid * 4 + i
+        if r >= n_rows - CUT:
+            return
+        tl.store(out_ptr + r * n_cols + cols, tl.load(x_ptr + r * n_cols + cols, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_static_range_return_ok", "full", "add", rand(23, 20), "static_range(4) with `if r >= n_rows: return` inside")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_static_range_kernel)[(cdiv(R, 4) + 1,)](x, out, R, C, CUT=0, BLOCK=32)
+    return out
+
+
+@case("cfg_static_range_return_cut", "partial", "add", rand(23, 20), "the same, r >= n_rows - 1: last row missed")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_static_range_kernel)[(cdiv(R, 4) + 1,)](x, out, R, C, CUT=1, BLOCK=32)
+    return out
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64})], key=["n"],
+                 do_bench=_bench_by_block(prefer_small=False))
+@triton.jit
+def cfg_autotune_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    if pid * BLOCK >= n:
+        return
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_autotune_grid_meta_ok", "full", "add", rand(1000), "autotune BLOCK 32/64, if pid * B >= n: return, grid cdiv(n, B) + 2")
+def _(x):
+    out = torch.empty_like(x)
+    n = x.numel()
+    wrap_triton(cfg_autotune_kernel)[lambda meta: (cdiv(n, meta["BLOCK"]) + 2,)](x, out, n)
+    return out
+
+
+@case("cfg_autotune_fixed_grid_both_cover", "full", "max", rand(1000), "grid cdiv(n, 32) fixed: both configs cover")
+def _(x):
+    out = torch.empty_like(x)
+    n = x.numel()
+    wrap_triton(cfg_autotune_kernel)[lambda meta: (cdiv(n, 32),)](x, out, n)
+    return out
+
+
+@case("cfg_autotune_other_config_partial", "partial-config", "add", rand(1000),
+      "grid cdiv(n, 64) fixed; BLOCK 64 runs (covers), BLOCK 32 would not")
+def _(x):
+    out = torch.empty_like(x)
+    n = x.numel()
+    wrap_triton(cfg_autotune_kernel, interpreter_config={"BLOCK": 64})[lambda meta: (cdiv(n, 64),)](x, out, n)
+    return out
+
+
+@triton.jit
+def _cfg_store_row(x_ptr, out_ptr, row, n_cols, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    tl.store(out_ptr + row * n_cols + cols, tl.load(x_ptr + row * n_cols + cols, mask=m) * 2.0, mask=m)
+
+
+@triton.jit
+def _cfg_store_row_or_return(x_ptr, out_ptr, row, n_rows, n_cols, BLOCK: tl.constexpr):
+    if row >= n_rows:
+        return
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    tl.store(out_ptr + row * n_cols + cols, tl.load(x_ptr + row * n_cols + cols, mask=m) * 2.0, mask=m)
+
+
+@triton.jit
+def cfg_helper_kernel(x_ptr, out_ptr, n_rows, n_cols, HELPER_RETURNS: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    if HELPER_RETURNS:
+        _cfg_store_row_or_return(x_ptr, out_ptr, row, n_rows, n_cols, BLOCK)
+    else:
+        if row >= n_rows:
+            return
+        _cfg_store_row(x_ptr, out_ptr, row, n_cols, BLOCK)
+
+
+@case("cfg_helper_after_return", "full", "add", rand(13, 20), "return in the kernel, then a helper stores the row")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_helper_kernel)[(R + 3,)](x, out, R, C, HELPER_RETURNS=False, BLOCK=32)
+    return out
+
+
+@case("cfg_helper_returns_early_full", "full", "add", rand(13, 20), "the helper has `if row >= n_rows: return` (refused)")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_helper_kernel)[(R + 3,)](x, out, R, C, HELPER_RETURNS=True, BLOCK=32)
+    return out
+
+
+@case("cfg_helper_returns_early_partial", "partial", "add", rand(13, 20), "the same helper, n_rows - 1 passed")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_helper_kernel)[(R + 3,)](x, out, R - 1, C, HELPER_RETURNS=True, BLOCK=32)
+    return out
+
+
+@triton.jit
+def cfg_strided_kernel(x_ptr, out_ptr, n_rows, n_cols, sxr, sxc, sor, soc, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    if row >= n_rows:
+        return
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    v = tl.load(x_ptr + row * sxr + cols * sxc, mask=m)
+    tl.store(out_ptr + row * sor + cols * soc, v * 2.0, mask=m)
+
+
+@case("cfg_strided_empty_strided_colmajor", "full", "add", rand(13, 20), "out = empty_strided((13, 20), (1, 13))")
+def _(x):
+    R, C = x.shape
+    out = torch.empty_strided((R, C), (1, R))
+    wrap_triton(cfg_strided_kernel)[(R + 3,)](x, out, R, C, *x.stride(), *out.stride(), BLOCK=32)
+    return out
+
+
+@case("cfg_strided_transposed_view", "full", "where", rand(13, 20), "out = empty(20, 13).t() (a view of a fresh empty)")
+def _(x):
+    R, C = x.shape
+    out = torch.empty(C, R).t()
+    wrap_triton(cfg_strided_kernel)[(R + 3,)](x, out, R, C, *x.stride(), *out.stride(), BLOCK=32)
+    return out
+
+
+@case("cfg_strided_colmajor_skip_last_row", "partial", "add", rand(13, 20), "column-major out, n_rows - 1 passed")
+def _(x):
+    R, C = x.shape
+    out = torch.empty_strided((R, C), (1, R))
+    wrap_triton(cfg_strided_kernel)[(R + 3,)](x, out, R - 1, C, *x.stride(), *out.stride(), BLOCK=32)
+    return out
+
+
+@case("cfg_strided_non_dense_view", "full", "add", rand(13, 20), "out = empty(13, 40)[:, ::2] (not dense)")
+def _(x):
+    R, C = x.shape
+    out = torch.empty(R, 2 * C)[:, ::2]
+    wrap_triton(cfg_strided_kernel)[(R + 3,)](x, out, R, C, *x.stride(), *out.stride(), BLOCK=32)
+    return out
+
+
+@triton.jit
+def cfg_dtype_kernel(x_ptr, out_ptr, n_rows, n_cols, skip, MODE: tl.constexpr, BLOCK: tl.constexpr):
+    """MODE 0: v * 2 (cast to out's dtype), 1: v > 0, 2: v * 3 (ints)."""
+    row = tl.program_id(0)
+    if row >= n_rows:
+        return
+    if row == skip:
+        return
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    v = tl.load(x_ptr + row * n_cols + cols, mask=m)
+    if MODE == 0:
+        w = v * 2.0
+    elif MODE == 1:
+        w = v > 0
+    else:
+        w = v * 3
+    tl.store(out_ptr + row * n_cols + cols, w, mask=m)
+
+
+IX = torch.randint(-50, 50, (13, 20), generator=g, dtype=torch.int32)
+
+
+@case("cfg_int32_skip_row_strict", "partial-strict", "iadd", IX, "int out + int y, row 4 returns")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_dtype_kernel)[(R + 2,)](x, out, R, C, 4, MODE=2, BLOCK=32)
+    return out
+
+
+@case("cfg_int32_skip_row_where", "partial", "iwhere", IX, "int out, where(y > 0, out, 0), row 4 returns")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_dtype_kernel)[(R + 2,)](x, out, R, C, 4, MODE=2, BLOCK=32)
+    return out
+
+
+@case("cfg_int32_full_where", "full", "iwhere", IX, "int out, where(y > 0, out, 0), grid over")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_dtype_kernel)[(R + 2,)](x, out, R, C, -1, MODE=2, BLOCK=32)
+    return out
+
+
+@case("cfg_bool_out_full", "full", "cast_add", rand(13, 20), "bool out (v > 0), grid over, out.float() + y")
+def _(x):
+    out = torch.empty(x.shape, dtype=torch.bool)
+    R, C = x.shape
+    wrap_triton(cfg_dtype_kernel)[(R + 2,)](x, out, R, C, -1, MODE=1, BLOCK=32)
+    return out
+
+
+@case("cfg_bool_out_skip_row", "partial", "cast_add", rand(13, 20), "bool out, row 0 returns")
+def _(x):
+    out = torch.empty(x.shape, dtype=torch.bool)
+    R, C = x.shape
+    wrap_triton(cfg_dtype_kernel)[(R + 2,)](x, out, R, C, 0, MODE=1, BLOCK=32)
+    return out
+
+
+@case("cfg_bf16_out_full", "full", "add", rand(13, 20), "bf16 out, grid over")
+def _(x):
+    out = torch.empty(x.shape, dtype=torch.bfloat16)
+    R, C = x.shape
+    wrap_triton(cfg_dtype_kernel)[(R + 2,)](x, out, R, C, -1, MODE=0, BLOCK=32)
+    return out
+
+
+@case("cfg_bf16_out_skip_row", "partial", "max", rand(13, 20), "bf16 out, row 12 returns")
+def _(x):
+    out = torch.empty(x.shape, dtype=torch.bfloat16)
+    R, C = x.shape
+    wrap_triton(cfg_dtype_kernel)[(R + 2,)](x, out, R, C, 12, MODE=0, BLOCK=32)
+    return out
+
+
+@triton.jit
+def cfg_two_out_kernel(x_ptr, o1_ptr, o2_ptr, n, skip, BLOCK: tl.constexpr):
+    """o1 stored before the return, o2 after it."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m)
+    tl.store(o1_ptr + offs, v, mask=m)
+    if pid == skip:
+        return
+    tl.store(o2_ptr + offs, v * 2.0, mask=m)
+
+
+@case("cfg_two_outputs_before_after_return", ("full", "partial"), "add", rand(1000),
+      "o1 stored before `if pid == 2: return`, o2 after", out_args=("o1_ptr", "o2_ptr"))
+def _(x):
+    o1, o2 = torch.empty_like(x), torch.empty_like(x)
+    wrap_triton(cfg_two_out_kernel)[(cdiv(x.numel(), 64),)](x, o1, o2, x.numel(), 2, BLOCK=64)
+    return o1, o2
+
+
+@triton.jit
+def cfg_dead_branch_values_kernel(x_ptr, out_ptr, n, PTR: tl.constexpr, BLOCK: tl.constexpr):
+    """Values reassigned in the else of `if past the end: return`: the join's block argument
+    takes the returning branch's (dead) value from a block no program reaches. PTR: the
+    pointer (x_ptr in the dead branch), else the mask (nothing in the dead branch)."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < 0
+    p = x_ptr
+    if pid * BLOCK >= n:
+        return
+    else:
+        m = offs < n
+        if PTR:
+            p = out_ptr
+    if PTR:
+        tl.store(p + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
+    else:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_dead_branch_mask_block_arg", "full", "add", rand(1000),
+      "m = offs < 0; if past: return else: m = offs < n; store with m (a block argument)")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_dead_branch_values_kernel)[(cdiv(x.numel(), 64) + 2,)](x, out, x.numel(), PTR=False, BLOCK=64)
+    return out
+
+
+@case("cfg_dead_branch_pointer_block_arg", "full", "add", rand(1000),
+      "p = x_ptr; if past: return else: p = out_ptr: the dead branch's x_ptr reaches the join")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_dead_branch_values_kernel)[(cdiv(x.numel(), 64) + 2,)](x, out, x.numel(), PTR=True, BLOCK=64)
+    return out
+
+
+@triton.jit
+def cfg_unreached_div_kernel(x_ptr, out_ptr, n_rows, n_cols, STEP: tl.constexpr, BLOCK: tl.constexpr):
+    """After `if row >= n_rows: return`, arithmetic that would fault only for the programs that
+    returned: a division by n_rows - row (STEP 0) or a loop step of 0 (STEP 1)."""
+    row = tl.program_id(0)
+    if row >= n_rows:
+        return
+    k = n_rows - row
+    cols = tl.arange(0, BLOCK)
+    if STEP:
+        step = tl.where(k > 0, BLOCK, 0)
+        for c in range(0, n_cols, step):
+            m = c + cols < n_cols
+            tl.store(out_ptr + row * n_cols + c + cols, tl.load(x_ptr + row * n_cols + c + cols, mask=m) * 2.0, mask=m)
+    else:
+        m = cols < (n_cols * k) // k
+        tl.store(out_ptr + row * n_cols + cols, tl.load(x_ptr + row * n_cols + cols, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_div_by_zero_only_in_returned_programs", "full", "add", rand(13, 20),
+      "mask cols < n_cols * k // k with k = n_rows - row: 0 only for programs that returned")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_unreached_div_kernel)[(R + 2,)](x, out, R, C, STEP=0, BLOCK=32)
+    return out
+
+
+@case("cfg_loop_step_zero_only_in_returned_programs", "full", "add", rand(13, 40),
+      "for c in range(0, n_cols, where(k > 0, B, 0)): step 0 only for programs that returned")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_unreached_div_kernel)[(R + 2,)](x, out, R, C, STEP=1, BLOCK=16)
+    return out
+
+
+@triton.jit
+def cfg_unsigned_kernel(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    """if (row - n_rows) as u32 < 1000: return (the rows past the end)."""
+    row = tl.program_id(0)
+    if (row - n_rows).to(tl.uint32) < 1000:
+        return
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    tl.store(out_ptr + row * n_cols + cols, tl.load(x_ptr + row * n_cols + cols, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_unsigned_condition", "full", "add", rand(13, 20), "return where (row - n_rows) as uint32 < 1000, grid + 3")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_unsigned_kernel)[(R + 3,)](x, out, R, C, BLOCK=32)
+    return out
+
+
+@triton.jit
+def cfg_then_else_kernel(x_ptr, out_ptr, n, ELSE_STORES: tl.constexpr, BLOCK: tl.constexpr):
+    """if in range: store the first half lanes, else: (store the second half; ELSE_STORES) return;
+    after: the second half lanes (only in-range programs get there)."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m)
+    first = tl.arange(0, BLOCK) < BLOCK // 2
+    if pid * BLOCK < n:
+        tl.store(out_ptr + offs, v * 2.0, mask=m & first)
+    else:
+        if ELSE_STORES:
+            tl.store(out_ptr + offs, v * 2.0, mask=m & ~first)
+        return
+    if not ELSE_STORES:
+        tl.store(out_ptr + offs, v * 2.0, mask=m & ~first)
+
+
+@case("cfg_return_in_else_store_after", "full", "add", rand(1000), "then: first half lanes; else: return; after: second half")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_then_else_kernel)[(cdiv(x.numel(), 64) + 1,)](x, out, x.numel(), ELSE_STORES=False, BLOCK=64)
+    return out
+
+
+@case("cfg_return_in_else_second_half_in_else", "partial", "add", rand(1000),
+      "the second half stored in the else (programs past the end only): second halves missed")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_then_else_kernel)[(cdiv(x.numel(), 64) + 1,)](x, out, x.numel(), ELSE_STORES=True, BLOCK=64)
+    return out
+
+
+@triton.jit
+def cfg_nested3_kernel(x_ptr, out_ptr, n, nb, BLOCK: tl.constexpr):
+    """Three nested ifs, returns at two depths; programs >= nb fall through to a store whose
+    mask is empty for them."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m)
+    if pid < nb:
+        if pid % 2 == 0:
+            if pid % 4 == 0:
+                tl.store(out_ptr + offs, v * 2.0, mask=m)
+                return
+        tl.store(out_ptr + offs, v * 3.0, mask=m)
+        return
+    tl.store(out_ptr + offs, v * 4.0, mask=m)
+
+
+@case("cfg_nested_returns_three_deep", "full", "add", rand(1000), "returns at depth 1 and 3, grid nb + 2")
+def _(x):
+    out = torch.empty_like(x)
+    nb = cdiv(x.numel(), 64)
+    wrap_triton(cfg_nested3_kernel)[(nb + 2,)](x, out, x.numel(), nb, BLOCK=64)
+    return out
+
+
+@case("cfg_nested_returns_nb_short", "partial", "where", rand(1000),
+      "the same, grid nb - 1: the last block is not launched")
+def _(x):
+    out = torch.empty_like(x)
+    nb = cdiv(x.numel(), 64)
+    wrap_triton(cfg_nested3_kernel)[(nb - 1,)](x, out, x.numel(), nb, BLOCK=64)
+    return out
+
+
+@triton.jit
+def cfg_flag_join_kernel(x_ptr, out_ptr, n, nb, BLOCK: tl.constexpr):
+    """An i1 decided on both sides of an if (one side may return), then `if not keep: return`."""
+    pid = tl.program_id(0)
+    if pid % 3 == 0:
+        keep = pid < nb
+    else:
+        if pid >= nb + 5:
+            return
+        keep = pid < nb
+    if not keep:
+        return
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_i1_block_argument", "full", "add", rand(1000), "keep (i1) joined from both branches, then if not keep: return")
+def _(x):
+    out = torch.empty_like(x)
+    nb = cdiv(x.numel(), 64)
+    wrap_triton(cfg_flag_join_kernel)[(nb + 8,)](x, out, x.numel(), nb, BLOCK=64)
+    return out
+
+
+@case("cfg_i1_block_argument_nb_short", "partial", "add", rand(1000), "the same, nb - 1 passed: the last block returns")
+def _(x):
+    out = torch.empty_like(x)
+    nb = cdiv(x.numel(), 64)
+    wrap_triton(cfg_flag_join_kernel)[(nb + 8,)](x, out, x.numel(), nb - 1, BLOCK=64)
+    return out
+
+
+@triton.jit
+def cfg_tile_kernel(x_ptr, out_ptr, M, N, n_lim, skip_b, BM: tl.constexpr, BN: tl.constexpr):
+    """Batched tiles: program (pm, pn, b); returns past M, past n_lim, and for (skip_b, pm 0)."""
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    b = tl.program_id(2)
+    if pm * BM >= M:
+        return
+    if pn * BN >= n_lim:
+        return
+    if (b == skip_b) & (pm == 0):
+        return
+    rm = pm * BM + tl.arange(0, BM)
+    rn = pn * BN + tl.arange(0, BN)
+    m = (rm[:, None] < M) & (rn[None, :] < N)
+    o = b * M * N + rm[:, None] * N + rn[None, :]
+    tl.store(out_ptr + o, tl.load(x_ptr + o, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_tile3d_grid_over_ok", "full", "add", rand(3, 45, 70), "(pm, pn, b) grid (cdiv + 1, cdiv + 2, 3)")
+def _(x):
+    out = torch.empty_like(x)
+    B, M, N = x.shape
+    wrap_triton(cfg_tile_kernel)[(cdiv(M, 16) + 1, cdiv(N, 32) + 2, B)](x, out, M, N, N, -1, BM=16, BN=32)
+    return out
+
+
+@case("cfg_tile3d_skip_last_col_block", "partial", "add", rand(3, 45, 70),
+      "n_lim = 64: the last (partial) column block returns")
+def _(x):
+    out = torch.empty_like(x)
+    B, M, N = x.shape
+    wrap_triton(cfg_tile_kernel)[(cdiv(M, 16) + 1, cdiv(N, 32) + 2, B)](x, out, M, N, 64, -1, BM=16, BN=32)
+    return out
+
+
+@case("cfg_tile3d_n_lim_69_still_covers", "full", "where", rand(3, 45, 70),
+      "n_lim = 69 (not N): block 64 still below it, covered")
+def _(x):
+    out = torch.empty_like(x)
+    B, M, N = x.shape
+    wrap_triton(cfg_tile_kernel)[(cdiv(M, 16), cdiv(N, 32), B)](x, out, M, N, 69, -1, BM=16, BN=32)
+    return out
+
+
+@case("cfg_tile3d_skip_one_tile", "partial", "max", rand(3, 45, 70), "(b == 2) & (pm == 0) returns: one tile row")
+def _(x):
+    out = torch.empty_like(x)
+    B, M, N = x.shape
+    wrap_triton(cfg_tile_kernel)[(cdiv(M, 16), cdiv(N, 32), B)](x, out, M, N, N, 2, BM=16, BN=32)
+    return out
+
+
+@case("cfg_tile3d_batch_grid_short", "partial", "add", rand(3, 45, 70), "grid axis 2 = B - 1")
+def _(x):
+    out = torch.empty_like(x)
+    B, M, N = x.shape
+    wrap_triton(cfg_tile_kernel)[(cdiv(M, 16), cdiv(N, 32), B - 1)](x, out, M, N, N, -1, BM=16, BN=32)
+    return out
+
+
+@triton.jit
+def cfg_constexpr_rows_kernel(x_ptr, out_ptr, n_cols, NR: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    if row >= NR:
+        return
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    tl.store(out_ptr + row * n_cols + cols, tl.load(x_ptr + row * n_cols + cols, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_constexpr_row_count_ok", "full", "add", rand(13, 20), "if row >= NR (constexpr): return, NR = rows")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_constexpr_rows_kernel)[(R + 3,)](x, out, C, NR=R, BLOCK=32)
+    return out
+
+
+@case("cfg_constexpr_row_count_short", "partial", "add", rand(13, 20), "NR = rows - 1")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_constexpr_rows_kernel)[(R + 3,)](x, out, C, NR=R - 1, BLOCK=32)
+    return out
+
+
+@triton.jit
+def cfg_neighbour_kernel(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    """Odd rows return; even rows store their row and (scf.if) the next one."""
+    row = tl.program_id(0)
+    if row % 2 == 1:
+        return
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    tl.store(out_ptr + row * n_cols + cols, tl.load(x_ptr + row * n_cols + cols, mask=m) * 2.0, mask=m)
+    if row + 1 < n_rows:
+        r = row + 1
+        tl.store(out_ptr + r * n_cols + cols, tl.load(x_ptr + r * n_cols + cols, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_odd_rows_stored_by_neighbour", "full", "add", rand(13, 20), "odd programs return; even ones store row and row + 1")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_neighbour_kernel)[(R,)](x, out, R, C, BLOCK=32)
+    return out
+
+
+@case("cfg_odd_rows_neighbour_grid_short", "partial", "add", rand(14, 20),
+      "14 rows, grid 12: rows 12 and 13 missed")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_neighbour_kernel)[(R - 2,)](x, out, R, C, BLOCK=32)
+    return out
+
+
+@triton.jit
+def cfg_while_rows_kernel(x_ptr, out_ptr, n_rows, n_cols, hop, BLOCK: tl.constexpr):
+    """A grid-stride loop written as a while: r = pid, pid + hop, ... (hop = num_programs
+    covers; num_programs + 1 skips rows)."""
+    r = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    while r < n_rows:
+        tl.store(out_ptr + r * n_cols + cols, tl.load(x_ptr + r * n_cols + cols, mask=m) * 2.0, mask=m)
+        r += hop
+
+
+@case("cfg_while_grid_stride_ok", "full", "add", rand(29, 20), "while r < n_rows: store row r; r += num_programs (grid 6)")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_while_rows_kernel)[(6,)](x, out, R, C, 6, BLOCK=32)
+    return out
+
+
+@case("cfg_while_grid_stride_gaps", "partial", "add", rand(29, 20), "the same, r += num_programs + 1: rows 6, 13, 20, 27 missed")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_while_rows_kernel)[(6,)](x, out, R, C, 7, BLOCK=32)
+    return out
+
+
+@triton.jit
+def cfg_while_result_kernel(x_ptr, out_ptr, n, EQ: tl.constexpr, BLOCK: tl.constexpr):
+    """k = pid rounded up to a multiple of 3 by a while (0 to 2 trips per program); then
+    `if k % 3 == 0: return` (every program: nothing stored) or, EQ = 0, `!= 0` (none returns)."""
+    pid = tl.program_id(0)
+    k = pid
+    while k % 3 != 0:
+        k += 1
+    if EQ:
+        if k % 3 == 0:
+            return
+    else:
+        if k % 3 != 0:
+            return
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_while_result_all_return", "partial", "add", rand(1000), "k rounded up to a multiple of 3 in a while; if k % 3 == 0: return")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_while_result_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), EQ=True, BLOCK=64)
+    return out
+
+
+@case("cfg_while_result_none_return", "full", "where", rand(1000), "the same, if k % 3 != 0: return (never)")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_while_result_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), EQ=False, BLOCK=64)
+    return out
+
+
+@triton.jit
+def _cfg_store_chunk_and_continue(x_ptr, out_ptr, row, c, n_cols, BLOCK: tl.constexpr):
+    cols = c + tl.arange(0, BLOCK)
+    m = cols < n_cols
+    tl.store(out_ptr + row * n_cols + cols, tl.load(x_ptr + row * n_cols + cols, mask=m) * 2.0, mask=m)
+    return c + BLOCK < n_cols
+
+
+@triton.jit
+def cfg_while_store_in_condition_kernel(x_ptr, out_ptr, n_rows, n_cols, HOP: tl.constexpr, BLOCK: tl.constexpr):
+    """The store is in the while's condition (a helper that stores a chunk and says whether
+    more follow): scf.while's before region; HOP chunks advanced per trip."""
+    row = tl.program_id(0)
+    if row >= n_rows:
+        return
+    c = 0
+    while _cfg_store_chunk_and_continue(x_ptr, out_ptr, row, c, n_cols, BLOCK):
+        c += HOP * BLOCK
+
+
+@case("cfg_while_store_in_condition_ok", "full", "add", rand(13, 70), "while store_chunk(c): c += B (store in the before region)")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_while_store_in_condition_kernel)[(R + 2,)](x, out, R, C, HOP=1, BLOCK=16)
+    return out
+
+
+@case("cfg_while_store_in_condition_gaps", "partial", "add", rand(13, 70), "the same, c += 2 B: every other chunk missed")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_while_store_in_condition_kernel)[(R + 2,)](x, out, R, C, HOP=2, BLOCK=16)
+    return out
+
+
+@triton.jit
+def cfg_while_ptr_kernel(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    """The output pointer carried through a while (p += BLOCK)."""
+    row = tl.program_id(0)
+    if row >= n_rows:
+        return
+    p = out_ptr + row * n_cols
+    c = 0
+    cols = tl.arange(0, BLOCK)
+    while c < n_cols:
+        m = c + cols < n_cols
+        tl.store(p + cols, tl.load(x_ptr + row * n_cols + c + cols, mask=m) * 2.0, mask=m)
+        p += BLOCK
+        c += BLOCK
+
+
+@case("cfg_while_carried_pointer", "full", "add", rand(13, 70), "p = out + row * n; while c < n: store p; p += B")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_while_ptr_kernel)[(R + 2,)](x, out, R, C, BLOCK=16)
+    return out
+
+
+@triton.jit
+def cfg_while_zero_trip_kernel(x_ptr, out_ptr, n_rows, n_cols, start, BLOCK: tl.constexpr):
+    """while c < n_cols from c = start: start >= n_cols runs no trip for any program."""
+    row = tl.program_id(0)
+    if row >= n_rows:
+        return
+    c = start
+    cols = tl.arange(0, BLOCK)
+    while c < n_cols:
+        m = c + cols < n_cols
+        tl.store(out_ptr + row * n_cols + c + cols, tl.load(x_ptr + row * n_cols + c + cols, mask=m) * 2.0, mask=m)
+        c += BLOCK
+
+
+@case("cfg_while_after_return_ok", "full", "max", rand(13, 70), "return past the rows, then while c < n_cols from 0")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_while_zero_trip_kernel)[(R + 2,)](x, out, R, C, 0, BLOCK=16)
+    return out
+
+
+@case("cfg_while_zero_trips", "partial", "add", rand(13, 70), "the same from c = n_cols: no trip, nothing stored")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_while_zero_trip_kernel)[(R + 2,)](x, out, R, C, C, BLOCK=16)
+    return out
+
+
+@case("cfg_while_start_one_chunk_late", "partial", "add", rand(13, 70), "from c = 16: the first chunk missed")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_while_zero_trip_kernel)[(R + 2,)](x, out, R, C, 16, BLOCK=16)
+    return out
+
+
+@triton.jit
+def _cfg_past_end(row, n_rows):
+    return row >= n_rows
+
+
+@triton.jit(noinline=True)
+def _cfg_past_end_noinline(row, n_rows):
+    return row >= n_rows
+
+
+@triton.jit
+def cfg_helper_cond_kernel(x_ptr, out_ptr, n_rows, n_cols, NOINLINE: tl.constexpr, BLOCK: tl.constexpr):
+    """The return's condition from a helper (inlined, or noinline=True)."""
+    row = tl.program_id(0)
+    if NOINLINE:
+        done = _cfg_past_end_noinline(row, n_rows)
+    else:
+        done = _cfg_past_end(row, n_rows)
+    if done:
+        return
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    tl.store(out_ptr + row * n_cols + cols, tl.load(x_ptr + row * n_cols + cols, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_helper_condition", "full", "add", rand(13, 20), "if _past_end(row, n_rows): return (a jit helper)")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_helper_cond_kernel)[(R + 3,)](x, out, R, C, NOINLINE=False, BLOCK=32)
+    return out
+
+
+@case("cfg_helper_condition_noinline_short", "partial", "add", rand(13, 20), "the helper noinline=True, n_rows - 2 passed")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_helper_cond_kernel)[(R + 3,)](x, out, R - 2, C, NOINLINE=True, BLOCK=32)
+    return out
+
+
+@case("cfg_rows_dynamic_shapes", "full", "add", rand(13, 20), "compiled dynamic=True: n_rows symbolic",
+      compile_kwargs={"dynamic": True})
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_rows_kernel)[(R + 2,)](x, out, R, C, -1, AXIS=0, BLOCK=32)
+    return out
+
+
+@triton.jit
+def cfg_unsplat_cond_kernel(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    """The condition a 1-element tensor (the frontend unsplats it, with a warning)."""
+    row = tl.program_id(0)
+    if row + tl.zeros((1,), tl.int32) >= n_rows:
+        return
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    tl.store(out_ptr + row * n_cols + cols, tl.load(x_ptr + row * n_cols + cols, mask=m) * 2.0, mask=m)
+
+
+@case("cfg_one_element_tensor_condition", "full", "add", rand(13, 20), "if row + zeros((1,)) >= n_rows: return")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_unsplat_cond_kernel)[(R + 3,)](x, out, R, C, BLOCK=32)
+    return out
+
+
+@triton.jit
+def cfg_readback_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """Stores, returns for odd programs, then even ones read out back and store again."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m), mask=m)
+    if pid % 2 == 1:
+        return
+    w = tl.load(out_ptr + offs, mask=m)
+    tl.store(out_ptr + offs, w * 2.0, mask=m)
+
+
+@case("cfg_readback_after_return", "full", "add", rand(1000), "store, odd return, even programs load out back and store again")
+def _(x):
+    out = torch.empty_like(x)
+    wrap_triton(cfg_readback_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)
+    return out
+
+
+@triton.jit
+def cfg_data_paths_kernel(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    """A data-dependent return, but both paths store the whole row (zeros, or v / max|v|)."""
+    row = tl.program_id(0)
+    if row >= n_rows:
+        return
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    v = tl.load(x_ptr + row * n_cols + cols, mask=m, other=0.0)
+    big = tl.max(tl.abs(v), axis=0)
+    if big == 0.0:
+        tl.store(out_ptr + row * n_cols + cols, tl.zeros((BLOCK,), tl.float32), mask=m)
+        return
+    tl.store(out_ptr + row * n_cols + cols, v / big, mask=m)
+
+
+@case("cfg_data_return_both_paths_store", "full", "add", torch.cat([rand(6, 20), torch.zeros(3, 20), rand(4, 20)]),
+      "if max|row| == 0: store zeros; return; else store v / max: every path stores the row")
+def _(x):
+    out = torch.empty_like(x)
+    R, C = x.shape
+    wrap_triton(cfg_data_paths_kernel)[(R + 2,)](x, out, R, C, BLOCK=32)
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # Running
 # --------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ import triton
 from . import _compat
 from ._trace import accesses as trace_accesses
 from ._analysis import identify_accessed_tensors
-from ._fx_values import node_value
+from ._fx_values import node_value, view_source
 from ._compat import DispatchKey
 from ._side_table import TensorDescriptorSpec, base_kernel, kernel_key_name, kernel_layers, kernel_side_table
 from .errors import raise_unsupported
@@ -612,13 +612,12 @@ def _functional_meta(*, kernel, constant_args, configs, grids, kwargs, tensors_t
 
 def _view_base(node: Any) -> Any:
     """The node `node` views, through views of the same storage and dtype (itself if none)."""
-    while (isinstance(node, torch.fx.Node) and node.op == "call_function" and _compat.is_view_op(node.target)
-           and node.args and isinstance(node.args[0], torch.fx.Node)):
-        source, value = node_value(node.args[0]), node_value(node)
+    while (source_node := view_source(node)) is not None:
+        source, value = node_value(source_node), node_value(node)
         if not (isinstance(source, torch.Tensor) and isinstance(value, torch.Tensor) and source.dtype == value.dtype
                 and _compat.storage_identity(source) == _compat.storage_identity(value)):
             break
-        node = node.args[0]
+        node = source_node
     return node
 
 
@@ -628,7 +627,7 @@ def _rebase_spans(tracer: Any, kwargs: dict[str, Any]) -> None:
         if not isinstance(value, torch.Tensor):
             continue
         node = getattr(tracer.unwrap_proxy(value), "node", None)  # None: a tensor the graph does not hold
-        while isinstance(node, torch.fx.Node) and node.op == "call_function" and _compat.is_view_op(node.target):
+        while view_source(node) is not None:
             offset = node.args[3] if len(node.args) > 3 else node.kwargs.get("storage_offset")
             if node.target is torch.ops.aten.as_strided.default and offset is not None:  # else: the view's own
                 node.update_arg(0, _view_base(node.args[0]))

@@ -43,7 +43,7 @@ from ._hops import (
     triton_kernel_wrapper_mutation,
 )
 from ._fused_kernels import recipe_of
-from ._fx_values import node_value
+from ._fx_values import node_value, view_source
 from ._fusion import fuse_pointwise
 from ._scalar_types import eager_scalar_types
 from ._side_table import TensorDescriptorSpec, base_kernel, kernel_key_name, kernel_side_table
@@ -272,9 +272,7 @@ def _reinplace_match(match: Any, *args: Any, **kwargs: Any) -> None:
 def _view_chain(node: Any) -> list[Any]:
     """`node`, then each node it is a view of, up to the first that is not a view."""
     chain = [node]
-    while (isinstance(node, torch.fx.Node) and node.op == "call_function" and _compat.is_view_op(node.target)
-           and node.args and isinstance(node.args[0], torch.fx.Node)):
-        node = node.args[0]
+    while (node := view_source(node)) is not None:
         chain.append(node)
     return chain
 
