@@ -19,6 +19,7 @@
 #   SEED=9 JOBS=4 COUNT=250 bash benchmarks/device_runs.sh gpu_fuzz   # the fuzzer on one GPU, JOBS processes
 #       # (GPUS=4 JOBS=32: the jobs spread over 4 GPUs, round robin)
 #   bash benchmarks/device_runs.sh proof_x4        # 4 GPUs: fusion tests, other GPU tests, fusion.py, Llama
+#   bash benchmarks/device_runs.sh cfg_x4          # 4 GPUs: fusion + store-coverage tests; the fuzzer, seed 17, on 3
 #   bash benchmarks/device_runs.sh trust_x4        # 4 GPUs, 64 cores: what issue 23 asks of the final code
 #       # GPU 0: the gpu-marked fusion tests; GPUs 1-3: the fuzzer, seed 9, 1000 programs;
 #       # the CPU cores: the fuzzer under the interpreter, seed 10, CPU_JOBS x CPU_COUNT programs
@@ -145,6 +146,31 @@ for r in records:
         print(r["summary"].splitlines()[0][:300])
 PY
     tail -20 "$OUT/trust_x4.log"
+    ;;
+cfg_x4)
+    # 4 GPUs (seventeenth session: the store-coverage proof follows early returns and while loops).
+    # GPU 0: the gpu-marked fusion, store-coverage and aliasing tests; GPUs 1-3: the fusion fuzzer,
+    # seed 17, JOBS processes of COUNT programs, round robin.
+    nvidia-smi -L > "$OUT/cfg_x4.log"
+    CUDA_VISIBLE_DEVICES=0 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_store_coverage.py \
+        tests/test_fusion_trust.py tests/test_fusion.py tests/test_aliasing.py > "$OUT/gpu_fusion_tests.log" 2>&1 &
+    rm -rf /tmp/gpu_fuzz_*
+    for job in $(seq 0 $((${JOBS:-12} - 1))); do
+        CUDA_VISIBLE_DEVICES=$((1 + job % 3)) TORCHINDUCTOR_COMPILE_THREADS=1 timeout 500 python3 benchmarks/fuzz_fusion.py \
+            --seed "${SEED:-17}" --start $((job * ${COUNT:-80})) --count "${COUNT:-80}" --batch 20 \
+            --out "/tmp/gpu_fuzz_$job" > "/tmp/gpu_fuzz_$job.log" 2>&1 &
+    done
+    wait
+    tail -n 4 "$OUT/gpu_fusion_tests.log" | tee -a "$OUT/cfg_x4.log"
+    cat /tmp/gpu_fuzz_*/progress_*.jsonl > "$OUT/gpu_fuzz_progress.jsonl"
+    python3 - "$OUT/gpu_fuzz_progress.jsonl" <<'PY' | tee -a "$OUT/cfg_x4.log"
+import collections, json, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+print("GPU fuzz:", len(records), "programs:", dict(collections.Counter(r["verdict"] for r in records)))
+for r in records:
+    if r["verdict"] != "ok":
+        print(r["summary"][:1500])
+PY
     ;;
 proof_x4)
     # 4 GPUs, one job each, side by side (sixteenth session: the store-coverage proof).
