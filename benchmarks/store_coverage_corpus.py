@@ -2,6 +2,8 @@
 
 Written by a helper in the sixteenth session; it found two wrong results in the first version of
 the proof (a bool argument, a per-lane pointer select), now tests in tests/test_store_coverage.py.
+The `cfg_` cases (seventeenth session, a second helper) attack early returns and while loops: no
+wrong result; they found that the frontend passes reassigned names between blocks (now followed).
 
 Each case: a @triton.jit kernel writes a fresh torch.empty output, launched with
 wrap_triton(kernel)[grid](...) inside fn(x, y), then an epilogue whose result is defined where
@@ -2178,7 +2180,8 @@ def _(x):
     return out
 
 
-@case("cfg_rows_n_rows_zero_empty_out", "full", "add", rand(0, 20), "0 rows, n_rows = 0, grid 4: all return, nothing to store")
+@case("cfg_rows_n_rows_zero_empty_out", "full", "add", rand(0, 20),
+      "0 rows, n_rows = 0, grid 4: all return, nothing to store")
 def _(x):
     out = torch.empty_like(x)
     R, C = x.shape
@@ -2381,7 +2384,8 @@ def cfg_both_branches_kernel(x_ptr, out_ptr, n, ODD_STORES: tl.constexpr, BLOCK:
     tl.store(out_ptr + offs, v * 5.0, mask=m)
 
 
-@case("cfg_both_branches_return_full", "full", "add", rand(1000), "if even: store; return else: store; return; dead store")
+@case("cfg_both_branches_return_full", "full", "add", rand(1000),
+      "if even: store; return else: store; return; dead store")
 def _(x):
     out = torch.empty_like(x)
     wrap_triton(cfg_both_branches_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), ODD_STORES=True, BLOCK=64)
@@ -2451,7 +2455,8 @@ def _(x):
     return out
 
 
-@case("cfg_dead_store_constexpr_return", "partial", "where", rand(1000), "if CONST: return (static): the store is a dead block")
+@case("cfg_dead_store_constexpr_return", "partial", "where", rand(1000),
+      "if CONST: return (static): the store is a dead block")
 def _(x):
     out = torch.empty_like(x)
     wrap_triton(cfg_dead_store_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), CONST_RETURN=True, BLOCK=64)
@@ -2505,7 +2510,8 @@ def _(x):
     return out
 
 
-@case("cfg_loop_after_return_last_row", "partial", "where", rand(23, 20), "the loop's bound min(.., n_rows - 1): last row missed")
+@case("cfg_loop_after_return_last_row", "partial", "where", rand(23, 20),
+      "the loop's bound min(.., n_rows - 1): last row missed")
 def _(x):
     out = torch.empty_like(x)
     R, C = x.shape
@@ -2554,7 +2560,8 @@ def cfg_autotune_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
 
 
-@case("cfg_autotune_grid_meta_ok", "full", "add", rand(1000), "autotune BLOCK 32/64, if pid * B >= n: return, grid cdiv(n, B) + 2")
+@case("cfg_autotune_grid_meta_ok", "full", "add", rand(1000),
+      "autotune BLOCK 32/64, if pid * B >= n: return, grid cdiv(n, B) + 2")
 def _(x):
     out = torch.empty_like(x)
     n = x.numel()
@@ -2614,7 +2621,8 @@ def _(x):
     return out
 
 
-@case("cfg_helper_returns_early_full", "full", "add", rand(13, 20), "the helper has `if row >= n_rows: return` (refused)")
+@case("cfg_helper_returns_early_full", "full", "add", rand(13, 20),
+      "the helper has `if row >= n_rows: return` (refused)")
 def _(x):
     out = torch.empty_like(x)
     R, C = x.shape
@@ -2885,7 +2893,8 @@ def cfg_then_else_kernel(x_ptr, out_ptr, n, ELSE_STORES: tl.constexpr, BLOCK: tl
         tl.store(out_ptr + offs, v * 2.0, mask=m & ~first)
 
 
-@case("cfg_return_in_else_store_after", "full", "add", rand(1000), "then: first half lanes; else: return; after: second half")
+@case("cfg_return_in_else_store_after", "full", "add", rand(1000),
+      "then: first half lanes; else: return; after: second half")
 def _(x):
     out = torch.empty_like(x)
     wrap_triton(cfg_then_else_kernel)[(cdiv(x.numel(), 64) + 1,)](x, out, x.numel(), ELSE_STORES=False, BLOCK=64)
@@ -2952,7 +2961,8 @@ def cfg_flag_join_kernel(x_ptr, out_ptr, n, nb, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
 
 
-@case("cfg_i1_block_argument", "full", "add", rand(1000), "keep (i1) joined from both branches, then if not keep: return")
+@case("cfg_i1_block_argument", "full", "add", rand(1000),
+      "keep (i1) joined from both branches, then if not keep: return")
 def _(x):
     out = torch.empty_like(x)
     nb = cdiv(x.numel(), 64)
@@ -3069,7 +3079,8 @@ def cfg_neighbour_kernel(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
         tl.store(out_ptr + r * n_cols + cols, tl.load(x_ptr + r * n_cols + cols, mask=m) * 2.0, mask=m)
 
 
-@case("cfg_odd_rows_stored_by_neighbour", "full", "add", rand(13, 20), "odd programs return; even ones store row and row + 1")
+@case("cfg_odd_rows_stored_by_neighbour", "full", "add", rand(13, 20),
+      "odd programs return; even ones store row and row + 1")
 def _(x):
     out = torch.empty_like(x)
     R, C = x.shape
@@ -3098,7 +3109,8 @@ def cfg_while_rows_kernel(x_ptr, out_ptr, n_rows, n_cols, hop, BLOCK: tl.constex
         r += hop
 
 
-@case("cfg_while_grid_stride_ok", "full", "add", rand(29, 20), "while r < n_rows: store row r; r += num_programs (grid 6)")
+@case("cfg_while_grid_stride_ok", "full", "add", rand(29, 20),
+      "while r < n_rows: store row r; r += num_programs (grid 6)")
 def _(x):
     out = torch.empty_like(x)
     R, C = x.shape
@@ -3106,7 +3118,8 @@ def _(x):
     return out
 
 
-@case("cfg_while_grid_stride_gaps", "partial", "add", rand(29, 20), "the same, r += num_programs + 1: rows 6, 13, 20, 27 missed")
+@case("cfg_while_grid_stride_gaps", "partial", "add", rand(29, 20),
+      "the same, r += num_programs + 1: rows 6, 13, 20, 27 missed")
 def _(x):
     out = torch.empty_like(x)
     R, C = x.shape
@@ -3133,7 +3146,8 @@ def cfg_while_result_kernel(x_ptr, out_ptr, n, EQ: tl.constexpr, BLOCK: tl.const
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
 
 
-@case("cfg_while_result_all_return", "partial", "add", rand(1000), "k rounded up to a multiple of 3 in a while; if k % 3 == 0: return")
+@case("cfg_while_result_all_return", "partial", "add", rand(1000),
+      "k rounded up to a multiple of 3 in a while; if k % 3 == 0: return")
 def _(x):
     out = torch.empty_like(x)
     wrap_triton(cfg_while_result_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), EQ=True, BLOCK=64)
@@ -3167,7 +3181,8 @@ def cfg_while_store_in_condition_kernel(x_ptr, out_ptr, n_rows, n_cols, HOP: tl.
         c += HOP * BLOCK
 
 
-@case("cfg_while_store_in_condition_ok", "full", "add", rand(13, 70), "while store_chunk(c): c += B (store in the before region)")
+@case("cfg_while_store_in_condition_ok", "full", "add", rand(13, 70),
+      "while store_chunk(c): c += B (store in the before region)")
 def _(x):
     out = torch.empty_like(x)
     R, C = x.shape
@@ -3175,7 +3190,8 @@ def _(x):
     return out
 
 
-@case("cfg_while_store_in_condition_gaps", "partial", "add", rand(13, 70), "the same, c += 2 B: every other chunk missed")
+@case("cfg_while_store_in_condition_gaps", "partial", "add", rand(13, 70),
+      "the same, c += 2 B: every other chunk missed")
 def _(x):
     out = torch.empty_like(x)
     R, C = x.shape
@@ -3278,7 +3294,8 @@ def _(x):
     return out
 
 
-@case("cfg_helper_condition_noinline_short", "partial", "add", rand(13, 20), "the helper noinline=True, n_rows - 2 passed")
+@case("cfg_helper_condition_noinline_short", "partial", "add", rand(13, 20),
+      "the helper noinline=True, n_rows - 2 passed")
 def _(x):
     out = torch.empty_like(x)
     R, C = x.shape
@@ -3327,7 +3344,8 @@ def cfg_readback_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, w * 2.0, mask=m)
 
 
-@case("cfg_readback_after_return", "full", "add", rand(1000), "store, odd return, even programs load out back and store again")
+@case("cfg_readback_after_return", "full", "add", rand(1000),
+      "store, odd return, even programs load out back and store again")
 def _(x):
     out = torch.empty_like(x)
     wrap_triton(cfg_readback_kernel)[(cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)
@@ -3356,6 +3374,49 @@ def _(x):
     out = torch.empty_like(x)
     R, C = x.shape
     wrap_triton(cfg_data_paths_kernel)[(R + 2,)](x, out, R, C, BLOCK=32)
+    return out
+
+
+@triton.jit
+def cfg_data_block_arg_kernel(x_ptr, out_ptr, n, nb, DEAD_RETURN: tl.constexpr, BLOCK: tl.constexpr):
+    """Only the stored *value* goes through a block argument (addresses and masks do not):
+    DEAD_RETURN = 0: `scale` set on both sides of an if whose else returns past nb;
+    DEAD_RETURN = 1: the if's only return is under a constexpr False (never emitted), yet the
+    frontend makes the if a branch because the AST holds a return, and passes v."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m)
+    if DEAD_RETURN:
+        if pid % 2 == 0:
+            if DEAD_RETURN == 2:
+                return
+            v = v * 2.0
+    else:
+        if pid % 2 == 0:
+            v = v * 2.0
+        else:
+            if pid >= nb:
+                return
+            v = v * 3.0
+    tl.store(out_ptr + offs, v, mask=m)
+
+
+@case("cfg_block_arg_data_only", "full", "add", rand(1000),
+      "v = v * 2 / (if past nb: return) v = v * 3: only the stored value is a block argument")
+def _(x):
+    out = torch.empty_like(x)
+    nb = cdiv(x.numel(), 64)
+    wrap_triton(cfg_data_block_arg_kernel)[(nb + 2,)](x, out, x.numel(), nb, DEAD_RETURN=0, BLOCK=64)
+    return out
+
+
+@case("cfg_dead_static_return_block_arg", "full", "add", rand(1000),
+      "if pid even: (if CONST_FALSE: return) v = v * 2: no return emitted, still a branch passing v")
+def _(x):
+    out = torch.empty_like(x)
+    nb = cdiv(x.numel(), 64)
+    wrap_triton(cfg_data_block_arg_kernel)[(nb,)](x, out, x.numel(), nb, DEAD_RETURN=1, BLOCK=64)
     return out
 
 

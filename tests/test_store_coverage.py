@@ -467,3 +467,26 @@ def test_a_while_loop_on_loaded_data_is_not_proven(caplog):
         check_exact(on_data, x, torch.full((1,), 3, device=DEVICE, dtype=torch.int32), nan_from(100, 100),
                     expect_fused=False)
     assert "a while loop has a condition the proof does not follow" in caplog.text, caplog.text
+
+
+@triton.jit
+def reassigned_before_a_return_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < 0
+    if pid * BLOCK >= n:
+        return
+    else:
+        mask = offs < n  # reassigned in an `if` holding a return: passed to the join as a block argument
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+def test_a_mask_reassigned_beside_an_early_return():
+    """The frontend passes a name reassigned in an `if` that returns to the block after it
+    (`^bb3(%mask: tensor<16xi1>)`); each program takes the value its own branch passed."""
+    def f(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(reassigned_before_a_return_kernel)[(9,)](x, out, x.numel(), BLOCK=16)
+        return out + y
+
+    check_exact(f, torch.randn(100, device=DEVICE), nan_from(100, 100), expect_fused=True)

@@ -232,7 +232,8 @@ class _Inliner:
 _FORWARD = "tth.forward"  # a callee's returned value, as the call's result
 _EVALUATED_REGIONS = {"scf.for", "scf.if", "scf.while"}
 # Ops that carry a pointer's provenance from operand 0 (and arith.select from operands 1, 2).
-_POINTER_OPS = {"tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", _FORWARD}
+_POINTER_OPS = {"tt.addptr", "tt.splat", "tt.unsplat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans",
+                _FORWARD}
 
 
 class _Program:
@@ -255,7 +256,7 @@ class _Program:
         if any(len(region) > 1 for op in walk(entry.body) for region in op.regions):
             raise _NoProof("the kernel has unstructured control flow")
         self.entry_blocks = entry.body
-        self.branches = self._branches(entry.body)
+        self.branches, self.incoming = self._branches(entry.body)
         bases = self._bases(entry)
         self.stores = []
         for op in walk(entry.body):
@@ -280,22 +281,28 @@ class _Program:
         self.entry = entry
 
     @staticmethod
-    def _branches(blocks: list[Block]) -> dict[int, list[int]]:
-        """Per top-level block index, the blocks its terminator branches to (an early return:
-        `if pid >= n: return` branches to a block that returns). Forward edges only: a branch
-        back would be a loop. No values passed: the frontend's early returns pass none."""
+    def _branches(blocks: list[Block]) -> tuple[dict[int, list[tuple[int, list[int]]]], dict[int, list[int]]]:
+        """The top-level blocks' edges (an early return: `if pid >= n: return` branches to a
+        block that returns): per block index, its terminator's (target index, values passed);
+        and per block argument, the values its predecessors pass (the frontend passes the
+        names an `if` holding a return reassigns). Forward edges only: a branch back would be
+        a loop, which this does not follow."""
         index = {block.label: i for i, block in enumerate(blocks) if block.label is not None}
-        branches: dict[int, list[int]] = {}
+        branches: dict[int, list[tuple[int, list[int]]]] = {}
+        incoming: dict[int, list[int]] = {arg: [] for block in blocks[1:] for arg in block.args}
         for i, block in enumerate(blocks):
             last = block.ops[-1] if block.ops else None
             if last is None or last.name not in ("tt.return", "cf.br", "cf.cond_br"):
                 raise _NoProof(f"the kernel's control flow ends a block with {last.name if last else 'nothing'}")
-            branches[i] = [index.get(label, -1) for label, _ in last.successors]
-            if any(target <= i for target in branches[i]):
-                raise _NoProof("the kernel's control flow branches backwards (a loop of branches)", last)
-            if any(values for _, values in last.successors) or (i and block.args):
-                raise _NoProof("the kernel's control flow passes values between blocks", last)
-        return branches
+            branches[i] = [(index.get(label, -1), values) for label, values in last.successors]
+            for target, values in branches[i]:
+                if target <= i:
+                    raise _NoProof("the kernel's control flow branches backwards (a loop of branches)", last)
+                if len(values) != len(blocks[target].args):
+                    raise _NoProof("a branch passes another number of values than its target block takes", last)
+                for arg, value in zip(blocks[target].args, values):
+                    incoming[arg].append(value)
+        return branches, incoming
 
     def _enclosing(self, op: Op) -> list[Op]:
         chain = []
@@ -315,6 +322,11 @@ class _Program:
             bases: dict[int, int | None] = {p: i for i, p in enumerate(entry.params)}
             violations: set[int] = set()
             for block in entry.body:
+                for arg in block.args:  # a pointer passed to a block: the base all predecessors pass
+                    sources = self.incoming.get(arg, [])
+                    if any(v in bases for v in sources):
+                        found = {bases.get(v, -1) for v in sources}
+                        bases[arg] = found.pop() if len(found) == 1 else None
                 self._propagate(block.ops, bases, forced, violations)
             if not violations - forced:
                 return bases
@@ -396,6 +408,8 @@ class _Program:
                     work.extend(region[0].ops[-1].operands[index] for region in op.regions if region[0].ops)
                 elif op.name in _EVALUATED_OPS:
                     work.extend(op.operands)
+            elif value in self.incoming:
+                work.extend(self.incoming[value])
             elif value in self.block_arg:
                 op, index = self.block_arg[value]
                 need_region(op)
@@ -422,12 +436,21 @@ class _Evaluator:
 
     def _blocks(self, blocks: list[Block]) -> None:
         """The top-level blocks in order (every edge goes forward), each run for the programs
-        that reach it: `reaching[i]` is the mask of programs that branch to block i."""
+        that reach it: `reaching[i]` is the mask of programs that branch to block i, and a
+        block argument is, per program, the value its own predecessor passed."""
         reaching: dict[int, Any] = {0: np.ones((1,), dtype=bool)}
+        passed: dict[int, list[tuple[Any, list[Any]]]] = {}  # per block: (edge's mask, values) per edge taken
         for i, block in enumerate(blocks):
             active = reaching.get(i)
             if active is None or (active is not _UNKNOWN and not active.any()):
                 continue  # no program runs it: nothing it defines is used where one does
+            for j, arg in enumerate(block.args):
+                if arg in self.program.needed:
+                    edges = passed[i]
+                    value = edges[0][1][j]
+                    for mask, values in edges[1:]:
+                        value = _select(mask, values[j], value)
+                    self.env[arg] = value
             self._block(block.ops, active)
             last = block.ops[-1]
             masks = [active]
@@ -438,10 +461,13 @@ class _Evaluator:
                 else:
                     condition = condition.astype(bool, copy=False)
                     masks = [active & condition, active & ~condition]
-            for mask, target in zip(masks, self.program.branches[i]):
+            for mask, (target, values) in zip(masks, self.program.branches[i]):
+                if mask is not _UNKNOWN and not mask.any():
+                    continue  # an edge no program takes
                 before = reaching.get(target)
                 reaching[target] = mask if before is None else \
                     _UNKNOWN if mask is _UNKNOWN or before is _UNKNOWN else before | mask
+                passed.setdefault(target, []).append((mask, [self.env.get(v, _UNKNOWN) for v in values]))
 
     def _charge(self, value: Any) -> Any:
         array = value.offsets if isinstance(value, _Pointer) else value
@@ -841,6 +867,8 @@ def _reshape(op: Op, value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     programs = value.shape[0]
     if op.name == "tt.splat":
         return np.broadcast_to(value.reshape((programs,) + (1,) * len(shape)), (programs, *shape))
+    if op.name == "tt.unsplat":  # a one-element tensor to its element
+        return value.reshape((programs,))
     if op.name == "tt.broadcast":
         return np.broadcast_to(value, (programs, *shape))
     if op.name == "tt.expand_dims":
