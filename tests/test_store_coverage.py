@@ -490,3 +490,25 @@ def test_a_mask_reassigned_beside_an_early_return():
         return out + y
 
     check_exact(f, torch.randn(100, device=DEVICE), nan_from(100, 100), expect_fused=True)
+
+
+@triton.jit
+def divides_after_a_return_kernel(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    if row >= n_rows:
+        return
+    left = n_rows - row  # 0 only in the programs that returned
+    cols = tl.arange(0, BLOCK)
+    mask = cols < (n_cols * left) // left
+    tl.store(out_ptr + row * n_cols + cols, tl.load(x_ptr + row * n_cols + cols, mask=mask) * 2.0, mask=mask)
+
+
+def test_a_division_by_zero_only_past_an_early_return_is_no_fault():
+    """Every block's arithmetic is evaluated for all programs at once; a fault (a division by
+    zero, a loop step of 0) counts only in the programs that run it."""
+    def f(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(divides_after_a_return_kernel)[(x.shape[0] + 2,)](x, out, x.shape[0], x.shape[1], BLOCK=32)
+        return out + y
+
+    check_exact(f, torch.randn(6, 20, device=DEVICE), nan_from(120, 120).view(6, 20), expect_fused=True)

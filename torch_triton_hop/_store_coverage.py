@@ -426,6 +426,7 @@ class _Evaluator:
         self.program, self.written = program, written
         self.grid = tuple(grid) + (1,) * (3 - len(grid))
         self.work = 0
+        self.live: Any = _UNKNOWN  # the programs that run the op being evaluated
 
     def run(self, params: dict[int, Any], programs: np.ndarray) -> None:
         self.env: dict[int, Any] = dict(params)
@@ -495,6 +496,7 @@ class _Evaluator:
                 if op in program.regions:
                     self._while(op, active)
             elif any(r in program.needed for r in op.results):
+                self.live = active  # a fault only other programs would hit is none (see _where_live)
                 values = _evaluate(op, [self.env.get(o, _UNKNOWN) for o in op.operands], self)
                 for result, value in zip(op.results, values):
                     self.env[result] = self._charge(value)
@@ -522,9 +524,10 @@ class _Evaluator:
         body = op.regions[0][0]
         if any(v is _UNKNOWN for v in (lower, upper, step, active)) or "unsigned" in op.text:
             raise _NoProof("a loop has bounds the proof does not follow", op)
-        if (step <= 0).any():
+        if _where_live(step <= 0, active).any():
             raise _NoProof("a loop has a step that is not positive", op)
-        trips = np.maximum(0, -(-(upper - lower) // step))
+        step = np.where(step <= 0, 1, step)
+        trips = np.where(active, np.maximum(0, -(-(upper - lower) // step)), 0)
         carried = [self.env.get(o, _UNKNOWN) for o in op.operands[3:]]
         for k in range(int(trips.max()) if trips.size else 0):
             running = active & (trips > k)
@@ -699,10 +702,20 @@ def _signed(values: np.ndarray, width: int) -> np.ndarray:
     return _wrap(values.astype(np.int64) if width < 64 else values.view(np.int64), width)
 
 
-def _divisor(values: np.ndarray, op: Op) -> np.ndarray:
-    if (values == 0).any():
+def _where_live(condition: np.ndarray, live: Any) -> np.ndarray:
+    """`condition` (a leading program axis) only where a program runs the op: the programs
+    that returned early or take an scf.if's other branch compute it too, and a fault only
+    they would hit is none."""
+    if live is _UNKNOWN:
+        return condition
+    return condition & live.reshape(live.shape + (1,) * (condition.ndim - 1))
+
+
+def _divisor(values: np.ndarray, op: Op, live: Any) -> np.ndarray:
+    zero = values == 0
+    if _where_live(zero, live).any():
         raise _NoProof(f"{op.name} may divide by zero", op)
-    return values
+    return np.where(zero, 1, values) if zero.any() else values
 
 
 def _truncated_quotient(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -717,7 +730,7 @@ _PREDICATES = {
 _AXES = {"x": 0, "y": 1, "z": 2}
 
 
-def _integer_binary(name: str, a: np.ndarray, b: np.ndarray, width: int, op: Op) -> np.ndarray:
+def _integer_binary(name: str, a: np.ndarray, b: np.ndarray, width: int, op: Op, live: Any) -> np.ndarray:
     if width == 1:
         a, b = a.astype(bool), b.astype(bool)
         table = {"arith.andi": np.logical_and, "arith.ori": np.logical_or, "arith.xori": np.logical_xor}
@@ -735,8 +748,8 @@ def _integer_binary(name: str, a: np.ndarray, b: np.ndarray, width: int, op: Op)
         ua, ub = _unsigned(a, width), _unsigned(b, width)
         return _signed((np.maximum if name == "arith.maxui" else np.minimum)(ua, ub), width)
     if name in ("arith.divsi", "arith.remsi", "arith.ceildivsi", "arith.floordivsi"):
-        b = _divisor(b, op)
-        if width == 64 and ((a == np.iinfo(np.int64).min) & (b == -1)).any():
+        b = _divisor(b, op, live)
+        if width == 64 and _where_live((a == np.iinfo(np.int64).min) & (b == -1), live).any():
             raise _NoProof(f"{name} may overflow", op)
         if name == "arith.floordivsi":
             return _wrap(a // b, width)
@@ -747,15 +760,17 @@ def _integer_binary(name: str, a: np.ndarray, b: np.ndarray, width: int, op: Op)
             return _wrap(quotient + ((a - b * quotient != 0) & ((a < 0) == (b < 0))), width)
         return _wrap(quotient, width)
     if name in ("arith.divui", "arith.remui", "arith.ceildivui"):
-        ua, ub = _unsigned(a, width), _unsigned(_divisor(b, op), width)
+        ua, ub = _unsigned(a, width), _unsigned(_divisor(b, op, live), width)
         if name == "arith.divui":
             return _signed(ua // ub, width)
         if name == "arith.remui":
             return _signed(ua % ub, width)
         return _signed(ua // ub + (ua % ub != 0), width)
     if name in ("arith.shli", "arith.shrsi", "arith.shrui"):
-        if ((b < 0) | (b >= width)).any():
+        out_of_range = (b < 0) | (b >= width)
+        if _where_live(out_of_range, live).any():
             raise _NoProof(f"{name} may shift by {width} bits or more", op)
+        b = np.where(out_of_range, 0, b)
         if name == "arith.shli":
             return _wrap(_unsigned(a, width) << _unsigned(b, width), width) if width < 64 else \
                 (a.view(np.uint64) << b.view(np.uint64)).view(np.int64)
@@ -824,7 +839,7 @@ def _evaluate_one(op: Op, operands: list[Any], evaluator: _Evaluator) -> Any:
         if name == "arith.extsi" and source == 1:
             return -value.astype(np.int64)
         return _wrap(value.astype(np.int64), width)
-    return _integer_binary(name, *operands, _width(element), op)
+    return _integer_binary(name, *operands, _width(element), op, evaluator.live)
 
 
 def _constant(op: Op, shape: tuple[int, ...], element: str) -> np.ndarray:
