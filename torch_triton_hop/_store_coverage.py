@@ -33,8 +33,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import re
 import threading
 from typing import Any
@@ -45,6 +43,9 @@ import torch
 from . import _compat
 from ._analysis import WRITE_OPS, complete_arguments, entry_function, ttir_argument_names
 from ._side_table import base_kernel, kernel_side_table, module_constants
+from ._index_values import (
+    FORWARD, POINTER_OPS, UNKNOWN, EVALUATED_OPS, NoProof, Pointer, evaluate, same_size_pointer_cast, select,
+    type_shape, where_live)
 from ._ttir import Block, Function, Op, parse_module, resolve_location, walk
 
 __all__ = ["unstored_reason"]
@@ -52,23 +53,6 @@ __all__ = ["unstored_reason"]
 _CHUNK_ELEMENTS = 1 << 20  # elements per value per chunk of programs
 _WORK_LIMIT = 1 << 28      # elements computed in all (about 1.5 s), past which there is no proof
 _OP_COST = 64              # the least an op counts for: a loop of scalar ops costs its Python time
-
-
-class _NoProof(Exception):
-    """The proof does not hold or cannot be made; the message says why, and `op` where."""
-
-    def __init__(self, message: str, op: Op | None = None) -> None:
-        super().__init__(message)
-        self.op = op
-
-
-_UNKNOWN = object()  # a value computed from something the evaluator does not follow
-
-
-@dataclasses.dataclass(frozen=True)
-class _Pointer:
-    param: int                  # the TTIR parameter it derives from
-    offsets: Any                # element offsets from it (numpy, leading program axis), or _UNKNOWN
 
 
 def unstored_reason(kernel_key: str, kwargs: dict[str, Any], constant_args: str, configs: list[dict[str, Any]],
@@ -88,7 +72,7 @@ def unstored_reason(kernel_key: str, kwargs: dict[str, Any], constant_args: str,
     try:
         for args, grid in runs:
             _check_run(kernel_key, args, tuple(grid), output, layout)
-    except _NoProof as e:
+    except NoProof as e:
         return str(e)
     except Exception as e:  # noqa: BLE001  TTIR this does not read: no proof, the safe path
         return f"the proof could not be made ({type(e).__name__}: {e})"
@@ -102,7 +86,7 @@ def _check_run(kernel_key: str, args: dict[str, Any], grid: tuple[int, ...], out
     scalars = {}
     for name, value in args.items():
         if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-            raise _NoProof(f"argument {name} is symbolic")
+            raise NoProof(f"argument {name} is symbolic")
         if isinstance(value, int):  # bool too: an i1 parameter
             scalars[name] = value
     # Module constants decide the TTIR as constexprs do (see [Note: Module constants of a kernel]).
@@ -115,12 +99,12 @@ def _check_run(kernel_key: str, args: dict[str, Any], grid: tuple[int, ...], out
         try:
             _prove(base, args, scalars, grid, output, layout)
             cached = ""
-        except _NoProof as e:
+        except NoProof as e:
             cached = str(e)
         with _results_lock:
             _results[key] = cached
     if cached:
-        raise _NoProof(cached)
+        raise NoProof(cached)
 
 
 _results: dict[tuple, str] = {}  # "" where the proof holds, else why not
@@ -134,20 +118,20 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
     entry = entry_function(functions, base)
     names = ttir_argument_names(base, args, folded)
     if len(names) != len(entry.params):
-        raise _NoProof("the kernel's TTIR parameters could not be matched to its arguments")
+        raise NoProof("the kernel's TTIR parameters could not be matched to its arguments")
     if output not in names:
-        raise _NoProof(f"{output} is not a parameter of the kernel's TTIR")
+        raise NoProof(f"{output} is not a parameter of the kernel's TTIR")
     program = _Program(_Inliner(functions).inlined(entry), names.index(output))
     params = {}
     for index, (param, name) in enumerate(zip(entry.params, names)):
         value = args.get(name) if name is not None else None
         if isinstance(value, torch.Tensor):
-            params[param] = _Pointer(index, np.zeros((1,), dtype=np.int64))
+            params[param] = Pointer(index, np.zeros((1,), dtype=np.int64))
         elif name in scalars:
             value = scalars[name]
             params[param] = np.array([value], dtype=bool if isinstance(value, bool) else np.int64)
         else:
-            params[param] = _UNKNOWN
+            params[param] = UNKNOWN
     sizes, strides = layout
     span = 1 + sum((s - 1) * st for s, st in zip(sizes, strides)) if all(sizes) else 0
     written = np.zeros(max(span, 0), dtype=bool)
@@ -157,9 +141,9 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
     try:
         for start in range(0, programs, chunk):
             evaluator.run(params, np.arange(start, min(start + chunk, programs), dtype=np.int64))
-    except _NoProof as e:
+    except NoProof as e:
         where = resolve_location(e.op.loc, aliases) if e.op is not None else None
-        raise _NoProof(f"{e} ({where})" if where else str(e)) from None
+        raise NoProof(f"{e} ({where})" if where else str(e)) from None
     if span == int(np.prod(sizes)):  # dense (contiguous or permuted): every element of the span
         missing = int((~written).sum())
     else:
@@ -168,7 +152,7 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
             required = (required[:, None] + np.arange(size, dtype=np.int64)[None, :] * stride).reshape(-1)
         missing = int((~written[required]).sum())
     if missing:
-        raise _NoProof(f"the kernel may leave {missing} of the {int(np.prod(sizes))} elements of {output} unwritten "
+        raise NoProof(f"the kernel may leave {missing} of the {int(np.prod(sizes))} elements of {output} unwritten "
                        f"(grid {list(grid)})")
 
 
@@ -196,15 +180,15 @@ class _Inliner:
                 continue
             callee = self.functions.get(op.callee or "")
             if callee is None or depth >= 16 or not callee.body[0].ops:
-                raise _NoProof(f"the kernel calls {op.callee}, which could not be followed")
+                raise NoProof(f"the kernel calls {op.callee}, which could not be followed")
             body = callee.body[0].ops
             if body[-1].name != "tt.return" or any(o.name == "tt.return" for o in walk([Block([], body[:-1])])):
-                raise _NoProof(f"the kernel calls {op.callee}, which returns early")
+                raise NoProof(f"the kernel calls {op.callee}, which returns early")
             inner = dict(zip(callee.params, (self._use(o, mapping) for o in op.operands)))
             out.extend(self._ops(body[:-1], inner, depth + 1))
             for result, value in zip(op.results, body[-1].operands):
-                out.append(Op(name=_FORWARD, results=[self._define(result, mapping)], operands=[inner.get(value, value)],
-                              loc=op.loc, text=_FORWARD))
+                out.append(Op(name=FORWARD, results=[self._define(result, mapping)], operands=[inner.get(value, value)],
+                              loc=op.loc, text=FORWARD))
         return out
 
     def _clone(self, op: Op, mapping: dict[int, int] | None, depth: int) -> Op:
@@ -229,11 +213,7 @@ class _Inliner:
         return value if mapping is None else mapping.get(value, value)
 
 
-_FORWARD = "tth.forward"  # a callee's returned value, as the call's result
 _EVALUATED_REGIONS = {"scf.for", "scf.if", "scf.while"}
-# Ops that carry a pointer's provenance from operand 0 (and arith.select from operands 1, 2).
-_POINTER_OPS = {"tt.addptr", "tt.splat", "tt.unsplat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans",
-                _FORWARD}
 
 
 class _Program:
@@ -254,7 +234,7 @@ class _Program:
                         self.parent[inner] = op
         self.parent.update({op: None for block in entry.body for op in block.ops})
         if any(len(region) > 1 for op in walk(entry.body) for region in op.regions):
-            raise _NoProof("the kernel has unstructured control flow")
+            raise NoProof("the kernel has unstructured control flow")
         self.entry_blocks = entry.body
         self.branches, self.incoming = self._branches(entry.body)
         bases = self._bases(entry)
@@ -264,19 +244,19 @@ class _Program:
                 continue
             base = bases.get(op.operands[0])
             if base is None:
-                raise _NoProof(f"{op.name} writes through a pointer that may be {entry.name}'s output")
+                raise NoProof(f"{op.name} writes through a pointer that may be {entry.name}'s output")
             if base != output:
                 continue
             if op.name != "tt.store":
-                raise _NoProof(f"the output is written by {op.name}")
+                raise NoProof(f"the output is written by {op.name}")
             enclosing = self._enclosing(op)
             if any(o.name not in _EVALUATED_REGIONS for o in enclosing):
-                raise _NoProof(f"a store to the output is inside {enclosing[0].name}")
+                raise NoProof(f"a store to the output is inside {enclosing[0].name}")
             self.stores.append(op)
         if not self.stores:
-            raise _NoProof("the kernel has no tt.store to the output")
+            raise NoProof("the kernel has no tt.store to the output")
         self.needed, self.regions = self._slice()
-        shapes = [_type_shape(t) for t in re.findall(r"tensor<[^>]*>", "\n".join(o.text for o in walk(entry.body)))]
+        shapes = [type_shape(t) for t in re.findall(r"tensor<[^>]*>", "\n".join(o.text for o in walk(entry.body)))]
         self.largest = max([int(np.prod(s)) for s in shapes] or [1])
         self.entry = entry
 
@@ -293,13 +273,13 @@ class _Program:
         for i, block in enumerate(blocks):
             last = block.ops[-1] if block.ops else None
             if last is None or last.name not in ("tt.return", "cf.br", "cf.cond_br"):
-                raise _NoProof(f"the kernel's control flow ends a block with {last.name if last else 'nothing'}")
+                raise NoProof(f"the kernel's control flow ends a block with {last.name if last else 'nothing'}")
             branches[i] = [(index.get(label, -1), values) for label, values in last.successors]
             for target, values in branches[i]:
                 if target <= i:
-                    raise _NoProof("the kernel's control flow branches backwards (a loop of branches)", last)
+                    raise NoProof("the kernel's control flow branches backwards (a loop of branches)", last)
                 if len(values) != len(blocks[target].args):
-                    raise _NoProof("a branch passes another number of values than its target block takes", last)
+                    raise NoProof("a branch passes another number of values than its target block takes", last)
                 for arg, value in zip(blocks[target].args, values):
                     incoming[arg].append(value)
         return branches, incoming
@@ -331,7 +311,7 @@ class _Program:
             if not violations - forced:
                 return bases
             forced |= violations
-        raise _NoProof("the kernel's loop-carried pointers could not be followed")
+        raise NoProof("the kernel's loop-carried pointers could not be followed")
 
     def _propagate(self, ops: list[Op], bases: dict[int, int | None], forced: set[int],
                    violations: set[int]) -> None:
@@ -363,7 +343,7 @@ class _Program:
                             bases[result] = merge(sources)
                 else:
                     bases.update({r: None for r in op.results if "ptr" in op.text})
-            elif (op.name in _POINTER_OPS or _same_size_pointer_cast(op)) and op.operands and op.operands[0] in bases:
+            elif (op.name in POINTER_OPS or same_size_pointer_cast(op)) and op.operands and op.operands[0] in bases:
                 bases[op.results[0]] = bases[op.operands[0]]
             elif op.name == "arith.select" and (op.operands[1] in bases or op.operands[2] in bases):
                 bases[op.results[0]] = merge(op.operands[1:3])
@@ -406,7 +386,7 @@ class _Program:
                     work.append(op.regions[0][0].ops[-1].operands[index])
                 elif op.name == "scf.if":
                     work.extend(region[0].ops[-1].operands[index] for region in op.regions if region[0].ops)
-                elif op.name in _EVALUATED_OPS:
+                elif op.name in EVALUATED_OPS:
                     work.extend(op.operands)
             elif value in self.incoming:
                 work.extend(self.incoming[value])
@@ -426,7 +406,7 @@ class _Evaluator:
         self.program, self.written = program, written
         self.grid = tuple(grid) + (1,) * (3 - len(grid))
         self.work = 0
-        self.live: Any = _UNKNOWN  # the programs that run the op being evaluated
+        self.live: Any = UNKNOWN  # the programs that run the op being evaluated
 
     def run(self, params: dict[int, Any], programs: np.ndarray) -> None:
         self.env: dict[int, Any] = dict(params)
@@ -443,41 +423,41 @@ class _Evaluator:
         passed: dict[int, list[tuple[Any, list[Any]]]] = {}  # per block: (edge's mask, values) per edge taken
         for i, block in enumerate(blocks):
             active = reaching.get(i)
-            if active is None or (active is not _UNKNOWN and not active.any()):
+            if active is None or (active is not UNKNOWN and not active.any()):
                 continue  # no program runs it: nothing it defines is used where one does
             for j, arg in enumerate(block.args):
                 if arg in self.program.needed:
                     edges = passed[i]
                     value = edges[0][1][j]
                     for mask, values in edges[1:]:
-                        value = _select(mask, values[j], value)
+                        value = select(mask, values[j], value)
                     self.env[arg] = value
             self._block(block.ops, active)
             last = block.ops[-1]
             masks = [active]
             if last.name == "cf.cond_br":
-                condition = self.env.get(last.operands[0], _UNKNOWN)
-                if condition is _UNKNOWN or active is _UNKNOWN:
-                    masks = [_UNKNOWN, _UNKNOWN]
+                condition = self.env.get(last.operands[0], UNKNOWN)
+                if condition is UNKNOWN or active is UNKNOWN:
+                    masks = [UNKNOWN, UNKNOWN]
                 else:
                     condition = condition.astype(bool, copy=False)
                     masks = [active & condition, active & ~condition]
             for mask, (target, values) in zip(masks, self.program.branches[i]):
-                if mask is not _UNKNOWN and not mask.any():
+                if mask is not UNKNOWN and not mask.any():
                     continue  # an edge no program takes
                 before = reaching.get(target)
                 reaching[target] = mask if before is None else \
-                    _UNKNOWN if mask is _UNKNOWN or before is _UNKNOWN else before | mask
-                passed.setdefault(target, []).append((mask, [self.env.get(v, _UNKNOWN) for v in values]))
+                    UNKNOWN if mask is UNKNOWN or before is UNKNOWN else before | mask
+                passed.setdefault(target, []).append((mask, [self.env.get(v, UNKNOWN) for v in values]))
 
     def _charge(self, value: Any) -> Any:
-        array = value.offsets if isinstance(value, _Pointer) else value
+        array = value.offsets if isinstance(value, Pointer) else value
         size = 0
         if isinstance(array, np.ndarray):  # a broadcast view costs what it holds, not its shape
             size = int(np.prod([d for d, stride in zip(array.shape, array.strides) if stride]))
         self.work += max(size, _OP_COST)
         if self.work > _WORK_LIMIT:
-            raise _NoProof("checking that the kernel stores every element would take too long at this size")
+            raise NoProof("checking that the kernel stores every element would take too long at this size")
         return value
 
     def _block(self, ops: list[Op], active: Any) -> None:
@@ -496,17 +476,17 @@ class _Evaluator:
                 if op in program.regions:
                     self._while(op, active)
             elif any(r in program.needed for r in op.results):
-                self.live = active  # a fault only other programs would hit is none (see _where_live)
-                values = _evaluate(op, [self.env.get(o, _UNKNOWN) for o in op.operands], self)
+                self.live = active  # a fault only other programs would hit is none (see where_live)
+                values = evaluate(op, [self.env.get(o, UNKNOWN) for o in op.operands], self)
                 for result, value in zip(op.results, values):
                     self.env[result] = self._charge(value)
 
     def _store(self, op: Op, active: Any) -> None:
-        pointer = self.env.get(op.operands[0], _UNKNOWN)
-        mask = self.env.get(op.operands[2], _UNKNOWN) if len(op.operands) > 2 else None
-        if not isinstance(pointer, _Pointer) or pointer.offsets is _UNKNOWN or mask is _UNKNOWN or \
-                active is _UNKNOWN:
-            raise _NoProof("a store to the output has an address, mask or condition computed from "
+        pointer = self.env.get(op.operands[0], UNKNOWN)
+        mask = self.env.get(op.operands[2], UNKNOWN) if len(op.operands) > 2 else None
+        if not isinstance(pointer, Pointer) or pointer.offsets is UNKNOWN or mask is UNKNOWN or \
+                active is UNKNOWN:
+            raise NoProof("a store to the output has an address, mask or condition computed from "
                            "values the proof does not follow (loads, floats, calls)", op)
         offsets = pointer.offsets
         shape = (self.count, *offsets.shape[1:])
@@ -516,27 +496,27 @@ class _Evaluator:
         stored = np.broadcast_to(offsets, shape)[chosen]
         self._charge(stored)
         if stored.size and (stored.min() < 0 or stored.max() >= self.written.size):
-            raise _NoProof("a store may write outside the output", op)
+            raise NoProof("a store may write outside the output", op)
         self.written[stored] = True
 
     def _for(self, op: Op, active: Any) -> None:
-        lower, upper, step = (self.env.get(o, _UNKNOWN) for o in op.operands[:3])
+        lower, upper, step = (self.env.get(o, UNKNOWN) for o in op.operands[:3])
         body = op.regions[0][0]
-        if any(v is _UNKNOWN for v in (lower, upper, step, active)) or "unsigned" in op.text:
-            raise _NoProof("a loop has bounds the proof does not follow", op)
-        if _where_live(step <= 0, active).any():
-            raise _NoProof("a loop has a step that is not positive", op)
+        if any(v is UNKNOWN for v in (lower, upper, step, active)) or "unsigned" in op.text:
+            raise NoProof("a loop has bounds the proof does not follow", op)
+        if where_live(step <= 0, active).any():
+            raise NoProof("a loop has a step that is not positive", op)
         step = np.where(step <= 0, 1, step)
         trips = np.where(active, np.maximum(0, -(-(upper - lower) // step)), 0)
-        carried = [self.env.get(o, _UNKNOWN) for o in op.operands[3:]]
+        carried = [self.env.get(o, UNKNOWN) for o in op.operands[3:]]
         for k in range(int(trips.max()) if trips.size else 0):
             running = active & (trips > k)
             self.env[op.header_defs[0]] = self._charge(lower + k * step)
             for arg, value in zip(op.header_defs[1:], carried):
                 self.env[arg] = value
             self._block(body.ops, running)
-            yielded = [self.env.get(o, _UNKNOWN) for o in body.ops[-1].operands]
-            carried = [_select(running, new, old) for new, old in zip(yielded, carried)]
+            yielded = [self.env.get(o, UNKNOWN) for o in body.ops[-1].operands]
+            carried = [select(running, new, old) for new, old in zip(yielded, carried)]
         for result, value in zip(op.results, carried):
             self.env[result] = value
 
@@ -544,35 +524,35 @@ class _Evaluator:
         """Iterates while any program's condition holds; each program's results are the
         values scf.condition forwarded when its own condition failed."""
         before, after = (region[0] for region in op.regions)
-        carried = [self.env.get(o, _UNKNOWN) for o in op.operands]
+        carried = [self.env.get(o, UNKNOWN) for o in op.operands]
         running, results = active, None
         while True:
             self._charge(None)  # an iteration costs at least an op, however little it computes
             for arg, value in zip(before.args, carried):
                 self.env[arg] = value
             self._block(before.ops, running)
-            condition, *forwarded = (self.env.get(o, _UNKNOWN) for o in before.ops[-1].operands)
-            if condition is _UNKNOWN or running is _UNKNOWN:
-                raise _NoProof("a while loop has a condition the proof does not follow", op)
+            condition, *forwarded = (self.env.get(o, UNKNOWN) for o in before.ops[-1].operands)
+            if condition is UNKNOWN or running is UNKNOWN:
+                raise NoProof("a while loop has a condition the proof does not follow", op)
             condition = condition.astype(bool, copy=False)
             stopping = running & ~condition
             results = forwarded if results is None else \
-                [_select(stopping, new, old) for new, old in zip(forwarded, results)]
+                [select(stopping, new, old) for new, old in zip(forwarded, results)]
             running = running & condition
             if not running.any():
                 break
             for arg, value in zip(after.args, forwarded):
                 self.env[arg] = value
             self._block(after.ops, running)
-            yielded = [self.env.get(o, _UNKNOWN) for o in after.ops[-1].operands]
-            carried = [_select(running, new, old) for new, old in zip(yielded, forwarded)]
+            yielded = [self.env.get(o, UNKNOWN) for o in after.ops[-1].operands]
+            carried = [select(running, new, old) for new, old in zip(yielded, forwarded)]
         for result, value in zip(op.results, results):
             self.env[result] = value
 
     def _if(self, op: Op, active: Any) -> None:
-        condition = self.env.get(op.operands[0], _UNKNOWN)
-        if condition is _UNKNOWN or active is _UNKNOWN:
-            branch_active = (_UNKNOWN, _UNKNOWN)
+        condition = self.env.get(op.operands[0], UNKNOWN)
+        if condition is UNKNOWN or active is UNKNOWN:
+            branch_active = (UNKNOWN, UNKNOWN)
         else:
             condition = condition.astype(bool, copy=False)
             branch_active = (active & condition, active & ~condition)
@@ -580,320 +560,9 @@ class _Evaluator:
         for region, running in zip(op.regions, branch_active):
             self._block(region[0].ops, running)
             last = region[0].ops[-1] if region[0].ops else None
-            yields.append([self.env.get(o, _UNKNOWN) for o in last.operands] if last else [])
+            yields.append([self.env.get(o, UNKNOWN) for o in last.operands] if last else [])
         for j, result in enumerate(op.results):
-            if condition is _UNKNOWN or len(yields) < 2:
-                self.env[result] = _UNKNOWN
+            if condition is UNKNOWN or len(yields) < 2:
+                self.env[result] = UNKNOWN
             else:
-                self.env[result] = _select(condition, yields[0][j], yields[1][j])
-
-
-
-
-# Bytes per element of a pointee: a cast between two of one size keeps every element offset.
-_POINTEE_BYTES = {"i1": 1, "i8": 1, "f8E4M3FN": 1, "f8E5M2": 1, "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1, "i16": 2, "f16": 2,
-                  "bf16": 2, "i32": 4, "f32": 4, "i64": 8, "f64": 8}
-
-
-def _same_size_pointer_cast(op: Op) -> bool:
-    """A tt.bitcast between pointers to elements of one size (a bool tensor is stored through
-    an i8 pointer cast from its i1 one)."""
-    if op.name != "tt.bitcast":
-        return False
-    pointees = re.findall(r"!tt\.ptr<([\w]+)>", _types(op))
-    return len(pointees) == 2 and pointees[0] in _POINTEE_BYTES and \
-        _POINTEE_BYTES[pointees[0]] == _POINTEE_BYTES.get(pointees[1])
-
-
-def _select(condition: Any, one: Any, two: Any) -> Any:
-    """Per program, `one` where `condition` holds, else `two`."""
-    if one is two:
-        return one
-    if one is _UNKNOWN or two is _UNKNOWN or condition is _UNKNOWN:
-        return _UNKNOWN
-    if isinstance(one, _Pointer) or isinstance(two, _Pointer):
-        if not (isinstance(one, _Pointer) and isinstance(two, _Pointer)) or one.param != two.param or \
-                one.offsets is _UNKNOWN or two.offsets is _UNKNOWN:
-            return _UNKNOWN
-        return _Pointer(one.param, _select(condition, one.offsets, two.offsets))
-    # A per-program condition (one value per program) selecting tensors gets their dimensions.
-    ndim = max(one.ndim, two.ndim, condition.ndim)
-    return np.where(condition.reshape(condition.shape + (1,) * (ndim - condition.ndim)), one, two)
-
-
-# -- op semantics -----------------------------------------------------------------------------
-_ATTRIBUTES = re.compile(r"\{[^{}]*\}")
-
-
-def _types(op: Op) -> str:
-    """The op's trailing type signature (after the last ' : ', attribute dicts removed)."""
-    text = _ATTRIBUTES.sub("", op.text)
-    return text.rsplit(" : ", 1)[1].strip() if " : " in text else ""
-
-
-def _split_types(types: str) -> list[str]:
-    parts, depth, start = [], 0, 0
-    for i, char in enumerate(types):
-        depth += char in "<(["
-        depth -= char in ">)]"
-        if char == "," and depth == 0:
-            parts.append(types[start:i].strip())
-            start = i + 1
-    parts.append(types[start:].strip())
-    return parts
-
-
-@functools.lru_cache(maxsize=None)
-def _parse_type(text: str) -> tuple[tuple[int, ...], str]:
-    """(shape, element type) of 'tensor<4x8xi32>', 'i32', '!tt.ptr<f32>'."""
-    text = text.strip()
-    if text.startswith("tensor<") and text.endswith(">"):
-        inner = text[len("tensor<"):-1]
-        dims = re.match(r"^((?:\d+x)*)(.*)$", inner)
-        shape = tuple(int(d) for d in dims.group(1).split("x") if d)
-        return shape, dims.group(2)
-    return (), text
-
-
-def _type_shape(text: str) -> tuple[int, ...]:
-    return _parse_type(text)[0]
-
-
-def _result_type(op: Op) -> tuple[tuple[int, ...], str]:
-    types = _types(op)
-    if "->" in types:
-        return _parse_type(types.rsplit("->", 1)[1])
-    if " to " in types:
-        return _parse_type(types.rsplit(" to ", 1)[1])
-    parts = _split_types(types)
-    return _parse_type(parts[-1] if op.name == "arith.select" else parts[0])
-
-
-_WIDTHS = {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64}
-
-
-def _width(element: str) -> int:
-    if element not in _WIDTHS:
-        raise _Unsupported(element)
-    return _WIDTHS[element]
-
-
-class _Unsupported(Exception):
-    pass
-
-
-def _wrap(values: np.ndarray, width: int) -> np.ndarray:
-    """Signed two's complement at `width` bits (numpy int64 wraps at 64 by itself)."""
-    if width == 1:
-        return (values & 1).astype(bool)
-    if width == 64:
-        return values
-    half = 1 << (width - 1)
-    return ((values + half) & ((1 << width) - 1)) - half
-
-
-def _unsigned(values: np.ndarray, width: int) -> np.ndarray:
-    if width == 64:
-        return values.view(np.uint64)
-    return values.astype(np.int64) & ((1 << width) - 1)
-
-
-def _signed(values: np.ndarray, width: int) -> np.ndarray:
-    return _wrap(values.astype(np.int64) if width < 64 else values.view(np.int64), width)
-
-
-def _where_live(condition: np.ndarray, live: Any) -> np.ndarray:
-    """`condition` (a leading program axis) only where a program runs the op: the programs
-    that returned early or take an scf.if's other branch compute it too, and a fault only
-    they would hit is none."""
-    if live is _UNKNOWN:
-        return condition
-    return condition & live.reshape(live.shape + (1,) * (condition.ndim - 1))
-
-
-def _divisor(values: np.ndarray, op: Op, live: Any) -> np.ndarray:
-    zero = values == 0
-    if _where_live(zero, live).any():
-        raise _NoProof(f"{op.name} may divide by zero", op)
-    return np.where(zero, 1, values) if zero.any() else values
-
-
-def _truncated_quotient(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    quotient = a // b
-    return quotient + ((a % b != 0) & ((a < 0) != (b < 0)))
-
-
-_PREDICATES = {
-    "eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal, "sgt": np.greater,
-    "sge": np.greater_equal, "ult": np.less, "ule": np.less_equal, "ugt": np.greater, "uge": np.greater_equal,
-}
-_AXES = {"x": 0, "y": 1, "z": 2}
-
-
-def _integer_binary(name: str, a: np.ndarray, b: np.ndarray, width: int, op: Op, live: Any) -> np.ndarray:
-    if width == 1:
-        a, b = a.astype(bool), b.astype(bool)
-        table = {"arith.andi": np.logical_and, "arith.ori": np.logical_or, "arith.xori": np.logical_xor}
-        if name not in table:
-            raise _Unsupported(name)
-        return table[name](a, b)
-    a, b = a.astype(np.int64, copy=False), b.astype(np.int64, copy=False)
-    if name in ("arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.ori", "arith.xori"):
-        result = {"arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply,
-                  "arith.andi": np.bitwise_and, "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor}[name](a, b)
-        return _wrap(result, width)
-    if name in ("arith.maxsi", "arith.minsi"):
-        return (np.maximum if name == "arith.maxsi" else np.minimum)(a, b)
-    if name in ("arith.maxui", "arith.minui"):
-        ua, ub = _unsigned(a, width), _unsigned(b, width)
-        return _signed((np.maximum if name == "arith.maxui" else np.minimum)(ua, ub), width)
-    if name in ("arith.divsi", "arith.remsi", "arith.ceildivsi", "arith.floordivsi"):
-        b = _divisor(b, op, live)
-        if width == 64 and _where_live((a == np.iinfo(np.int64).min) & (b == -1), live).any():
-            raise _NoProof(f"{name} may overflow", op)
-        if name == "arith.floordivsi":
-            return _wrap(a // b, width)
-        quotient = _truncated_quotient(a, b)
-        if name == "arith.remsi":
-            return _wrap(a - b * quotient, width)
-        if name == "arith.ceildivsi":
-            return _wrap(quotient + ((a - b * quotient != 0) & ((a < 0) == (b < 0))), width)
-        return _wrap(quotient, width)
-    if name in ("arith.divui", "arith.remui", "arith.ceildivui"):
-        ua, ub = _unsigned(a, width), _unsigned(_divisor(b, op, live), width)
-        if name == "arith.divui":
-            return _signed(ua // ub, width)
-        if name == "arith.remui":
-            return _signed(ua % ub, width)
-        return _signed(ua // ub + (ua % ub != 0), width)
-    if name in ("arith.shli", "arith.shrsi", "arith.shrui"):
-        out_of_range = (b < 0) | (b >= width)
-        if _where_live(out_of_range, live).any():
-            raise _NoProof(f"{name} may shift by {width} bits or more", op)
-        b = np.where(out_of_range, 0, b)
-        if name == "arith.shli":
-            return _wrap(_unsigned(a, width) << _unsigned(b, width), width) if width < 64 else \
-                (a.view(np.uint64) << b.view(np.uint64)).view(np.int64)
-        if name == "arith.shrsi":
-            return a >> b
-        return _signed(_unsigned(a, width) >> _unsigned(b, width), width)
-    raise _Unsupported(name)
-
-
-_BINARY = {"arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.ori", "arith.xori", "arith.maxsi",
-           "arith.minsi", "arith.maxui", "arith.minui", "arith.divsi", "arith.remsi", "arith.ceildivsi",
-           "arith.floordivsi", "arith.divui", "arith.remui", "arith.ceildivui", "arith.shli", "arith.shrsi",
-           "arith.shrui"}
-_EVALUATED_OPS = _BINARY | _POINTER_OPS | {
-    "arith.constant", "tt.get_program_id", "tt.get_num_programs", "tt.make_range", "arith.cmpi", "arith.select",
-    "arith.extsi", "arith.extui", "arith.trunci", "arith.bitcast", "tt.bitcast"}
-
-
-def _evaluate(op: Op, operands: list[Any], evaluator: _Evaluator) -> list[Any]:
-    """The op's results, each _UNKNOWN where it is not integer index arithmetic this knows."""
-    if op.name not in _EVALUATED_OPS or any(v is _UNKNOWN for v in operands):
-        return [_UNKNOWN] * len(op.results)
-    try:
-        return [_evaluate_one(op, operands, evaluator)]
-    except _Unsupported:
-        return [_UNKNOWN] * len(op.results)
-
-
-def _evaluate_one(op: Op, operands: list[Any], evaluator: _Evaluator) -> Any:
-    name = op.name
-    shape, element = _result_type(op)
-    if name == "arith.constant":
-        return _constant(op, shape, element)
-    if name in ("tt.get_program_id", "tt.get_num_programs"):
-        axis = _AXES[re.search(r"\b([xyz])\b", op.text.split(name, 1)[1]).group(1)]
-        if name == "tt.get_program_id":
-            return evaluator.program_ids[axis]
-        return np.array([evaluator.grid[axis]], dtype=np.int64)
-    if name == "tt.make_range":
-        start = int(re.search(r"start = (-?\d+)", op.text).group(1))
-        end = int(re.search(r"end = (-?\d+)", op.text).group(1))
-        return np.arange(start, end, dtype=np.int64)[None]
-    if name == "tt.bitcast":
-        if not (_same_size_pointer_cast(op) and isinstance(operands[0], _Pointer)):
-            raise _Unsupported(name)
-        return operands[0]
-    if name in _POINTER_OPS or name == "arith.select":
-        return _shaped(op, operands, shape)
-    if name == "arith.cmpi":
-        predicate = op.text.split(name, 1)[1].split(",", 1)[0].strip()
-        width = _width(_parse_type(_split_types(_types(op))[0])[1])
-        a, b = operands
-        if predicate.startswith("u"):
-            a, b = _unsigned(a.astype(np.int64), width), _unsigned(b.astype(np.int64), width)
-        return _PREDICATES[predicate](a, b)
-    if name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.bitcast"):
-        source = _width(_parse_type(_types(op).split(" to ")[0])[1])
-        width = _width(element)
-        (value,) = operands
-        if name == "arith.bitcast":
-            if source != width:
-                raise _Unsupported(name)
-            return value
-        if name == "arith.extui":
-            return _unsigned(value.astype(np.int64), source) if source < 64 else value
-        if name == "arith.extsi" and source == 1:
-            return -value.astype(np.int64)
-        return _wrap(value.astype(np.int64), width)
-    return _integer_binary(name, *operands, _width(element), op, evaluator.live)
-
-
-def _constant(op: Op, shape: tuple[int, ...], element: str) -> np.ndarray:
-    value = op.text.split("arith.constant", 1)[1].strip()
-    value = value.split(" : ")[0].strip()
-    if value.startswith("dense<"):
-        value = value[len("dense<"):-1]
-    if value in ("true", "false"):
-        number = int(value == "true")
-        element = "i1"
-    elif re.fullmatch(r"-?\d+", value):
-        number = int(value)
-    else:
-        raise _Unsupported("a constant that is not an integer")
-    width = _width(element)
-    array = np.full((1, *shape), number, dtype=bool if width == 1 else np.int64)
-    return array if width == 1 else _wrap(array, width)
-
-
-def _shaped(op: Op, operands: list[Any], shape: tuple[int, ...]) -> Any:
-    """The shape ops, the pointer add and select, on values or on pointers."""
-    name = op.name
-    if name == "arith.select":
-        condition, one, two = operands
-        return _select(condition.astype(bool, copy=False), one, two)
-    if name == "tt.addptr":
-        pointer, offsets = operands
-        if not isinstance(pointer, _Pointer) or pointer.offsets is _UNKNOWN:
-            raise _Unsupported(name)
-        return _Pointer(pointer.param, pointer.offsets + offsets.astype(np.int64))
-    (value,) = operands
-    if name == _FORWARD:
-        return value
-    if isinstance(value, _Pointer):
-        return _Pointer(value.param, _reshape(op, value.offsets, shape))
-    return _reshape(op, value, shape)
-
-
-def _reshape(op: Op, value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    programs = value.shape[0]
-    if op.name == "tt.splat":
-        return np.broadcast_to(value.reshape((programs,) + (1,) * len(shape)), (programs, *shape))
-    if op.name == "tt.unsplat":  # a one-element tensor to its element
-        return value.reshape((programs,))
-    if op.name == "tt.broadcast":
-        return np.broadcast_to(value, (programs, *shape))
-    if op.name == "tt.expand_dims":
-        axis = int(re.search(r"axis = (\d+)", op.text).group(1))
-        return np.expand_dims(value, 1 + axis)
-    if op.name == "tt.reshape":
-        if "allow_reorder" in op.text or "efficient_layout" in op.text:
-            raise _Unsupported("a reshape that may reorder elements")
-        return np.ascontiguousarray(value).reshape((programs, *shape))
-    if op.name == "tt.trans":
-        order = [int(d) for d in re.search(r"order = array<i32:([^>]*)>", op.text).group(1).split(",")]
-        return np.transpose(value, (0, *(1 + d for d in order)))
-    raise _Unsupported(op.name)
+                self.env[result] = select(condition, yields[0][j], yields[1][j])
