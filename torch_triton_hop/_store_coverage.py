@@ -220,6 +220,7 @@ class _Program:
     """The entry function's stores through the output and what their addresses need."""
 
     def __init__(self, entry: Function, output: int) -> None:
+        self.entry = entry
         self.parent: dict[Op, Op | None] = {}
         self.defining: dict[int, tuple[Op, int]] = {}   # result -> (op, index)
         self.block_arg: dict[int, tuple[Op, int]] = {}  # region argument -> (op, index)
@@ -235,7 +236,6 @@ class _Program:
         self.parent.update({op: None for block in entry.body for op in block.ops})
         if any(len(region) > 1 for op in walk(entry.body) for region in op.regions):
             raise NoProof("the kernel has unstructured control flow")
-        self.entry_blocks = entry.body
         self.branches, self.incoming = self._branches(entry.body)
         bases = self._bases(entry)
         self.stores = []
@@ -258,7 +258,6 @@ class _Program:
         self.needed, self.regions = self._slice()
         shapes = [type_shape(t) for t in re.findall(r"tensor<[^>]*>", "\n".join(o.text for o in walk(entry.body)))]
         self.largest = max([int(np.prod(s)) for s in shapes] or [1])
-        self.entry = entry
 
     @staticmethod
     def _branches(blocks: list[Block]) -> tuple[dict[int, list[tuple[int, list[int]]]], dict[int, list[int]]]:
@@ -370,7 +369,7 @@ class _Program:
         for store in self.stores:
             work.extend(store.operands[:1] + store.operands[2:3])  # the pointer and the mask
             need_region(store)
-        for block in self.entry_blocks:  # which blocks a program runs: the branches' conditions
+        for block in self.entry.body:  # which blocks a program runs: the branches' conditions
             if block.ops[-1].name == "cf.cond_br":
                 work.append(block.ops[-1].operands[0])
         while work:
