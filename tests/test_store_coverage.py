@@ -512,3 +512,24 @@ def test_a_division_by_zero_only_past_an_early_return_is_no_fault():
         return out + y
 
     check_exact(f, torch.randn(6, 20, device=DEVICE), nan_from(120, 120).view(6, 20), expect_fused=True)
+
+
+@triton.jit
+def million_rows_kernel(out_ptr, n_rows, BLOCK: tl.constexpr):
+    for row in range(0, n_rows):  # one program, a million iterations of scalar index math
+        offs = row * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, offs.to(tl.float32))
+
+
+def test_a_proof_that_would_take_too_long_gives_up():
+    """Each op evaluated costs at least its Python time; a loop of a million iterations gives
+    up (no proof: the safe path) instead of holding up the compile for minutes (it did: 170 s).
+    The proof is called directly: the interpreter would take minutes to run the kernel."""
+    from torch_triton_hop._side_table import kernel_side_table
+    from torch_triton_hop._store_coverage import unstored_reason
+
+    rows = 1 << 20
+    launch = {"out_ptr": torch.empty(rows * 16, device=DEVICE), "n_rows": rows, "BLOCK": 16}
+    reason = unstored_reason(kernel_side_table.add_kernel(million_rows_kernel), launch,
+                             kernel_side_table.add_constants({}), [], [1, 1, 1], "out_ptr")
+    assert reason == "checking that the kernel stores every element would take too long at this size", reason

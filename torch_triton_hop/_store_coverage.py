@@ -52,7 +52,9 @@ __all__ = ["unstored_reason"]
 
 _CHUNK_ELEMENTS = 1 << 20  # elements per value per chunk of programs
 _WORK_LIMIT = 1 << 28      # elements computed in all (about 1.5 s), past which there is no proof
-_OP_COST = 64              # the least an op counts for: a loop of scalar ops costs its Python time
+# The least an op counts for: an op on a few elements costs its Python time, about 40 us on a
+# 2-core CPU, so a loop of a million scalar ops would take a minute. 2^15 of them at most.
+_OP_COST = 1 << 13
 
 
 def unstored_reason(kernel_key: str, kwargs: dict[str, Any], constant_args: str, configs: list[dict[str, Any]],
