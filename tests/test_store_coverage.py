@@ -150,11 +150,19 @@ def tile_kernel(x_ptr, out_ptr, M, N, stride_m, stride_n, BM: tl.constexpr, BN: 
     tl.store(out_ptr + rm * stride_m + rn * stride_n, x, mask=mask)
 
 
-@pytest.mark.parametrize("layout", ["contiguous", "column_major"])
+def _empty(layout, M, N, device):
+    if layout == "contiguous":
+        return torch.empty(M, N, device=device)
+    if layout == "column_major":
+        return torch.empty_strided((M, N), (1, M), device=device)
+    return torch.empty(N, M, device=device).t()  # a permute of an empty in the graph: fresh too
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "column_major", "transposed"])
 def test_a_2d_grid_and_a_strided_output(layout, caplog):
     def f(x, y, grid_n):
         M, N = x.shape
-        out = torch.empty_like(x) if layout == "contiguous" else torch.empty_strided((M, N), (1, M), device=x.device)
+        out = _empty(layout, M, N, x.device)
         wrap_triton(tile_kernel)[(triton.cdiv(M, 8), grid_n)](x, out, M, N, out.stride(0), out.stride(1), BM=8, BN=8)
         return out + y
 
@@ -165,6 +173,20 @@ def test_a_2d_grid_and_a_strided_output(layout, caplog):
     with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
         check_exact(lambda x, y: f(x, y, 2), x, y, expect_fused=False)
     assert f"{UNWRITTEN} 39 of the 247 elements" in caplog.text, caplog.text
+
+
+def test_a_transposed_empty_read_after_the_launch_keeps_what_the_kernel_stored(caplog):
+    """Fused, the kernel would store out + y, and base would not hold what it wrote."""
+    def f(x, y):
+        M, N = x.shape
+        base = torch.empty(N, M, device=x.device)
+        out = base.t()
+        wrap_triton(tile_kernel)[(triton.cdiv(M, 8), 3)](x, out, M, N, out.stride(0), out.stride(1), BM=8, BN=8)
+        return out + y, base.sum()  # base is read after the launch: it holds what the kernel wrote
+
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(f, torch.randn(13, 19, device=DEVICE), torch.randn(13, 19, device=DEVICE), expect_fused=False)
+    assert "the result is used elsewhere too" in caplog.text, caplog.text
 
 
 @triton.jit

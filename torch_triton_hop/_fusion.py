@@ -76,6 +76,9 @@ __all__ = ["fuse_pointwise"]
 aten = torch.ops.aten
 _EMPTY = {aten.empty.memory_format, aten.empty_strided.default, aten.empty_like.default,
           aten.new_empty.default, aten.new_empty_strided.default}
+# Views that relabel every element of an empty (`torch.empty_like` of a transposed tensor is a
+# permute of an empty in the decomposed graph): a fresh buffer too, where nothing else uses it.
+_RELABELING_VIEWS = {aten.permute.default, aten.t.default, aten.transpose.int}
 # Views that can only reshape (squeeze / unsqueeze / flatten / view); _reshaping_view checks
 # that the element offsets stay as they were.
 _VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.alias.default,
@@ -270,8 +273,7 @@ class _LaunchFusion:
             raise _Refused(f"the kernel writes it with {sorted(ops) or 'unknown ops'}, not only tl.store")
         if name in accessed.reads:
             raise _Refused("the kernel also reads it")
-        buffer = self.kwargs[name]
-        if not isinstance(buffer, torch.fx.Node) or buffer.target not in _EMPTY:
+        if not _fresh_buffer(self.kwargs[name]):
             raise _Refused("its buffer is not a fresh torch.empty, so elements the kernel does not write "
                            "would keep values that never went through the epilogue")
         if name in self._autotuner_resets():
@@ -795,10 +797,23 @@ def _replace(launch: _LaunchFusion, fused_key: str, candidates: dict[str, _Candi
         if not n.users:
             graph.erase_node(n)
     for arg in candidates:
-        buffer = launch.kwargs[arg]
-        if isinstance(buffer, torch.fx.Node) and not buffer.users and buffer.target in _EMPTY:
-            graph.erase_node(buffer)
+        for buffer in reversed(_fresh_buffer(launch.kwargs[arg])):  # an epilogue's, unused now
+            if not buffer.users:
+                graph.erase_node(buffer)
     return new_node
+
+
+def _fresh_buffer(node: Any) -> list[torch.fx.Node]:
+    """[the torch.empty call, the view relabeling its elements, if any] that `node` is; [] if it
+    is not a fresh buffer."""
+    if not isinstance(node, torch.fx.Node):
+        return []
+    if node.target in _EMPTY:
+        return [node]
+    base = node.args[0] if node.target in _RELABELING_VIEWS else None
+    if isinstance(base, torch.fx.Node) and base.target in _EMPTY and set(base.users) == {node}:
+        return [base, node]
+    return []
 
 
 def _view_again(graph: torch.fx.Graph, value: torch.fx.Node, views: list[torch.fx.Node]) -> list[torch.fx.Node]:
@@ -815,12 +830,15 @@ def _view_again(graph: torch.fx.Graph, value: torch.fx.Node, views: list[torch.f
     return new_views
 
 
-def _new_buffer(graph: torch.fx.Graph, empty: torch.fx.Node, dtype: torch.dtype) -> torch.fx.Node:
-    """A copy of the torch.empty call `empty` with `dtype`."""
-    kwargs = dict(empty.kwargs)
-    kwargs["dtype"] = dtype
-    buffer = graph.call_function(empty.target, empty.args, kwargs)
-    old = node_value(empty)
-    buffer.meta.update({k: v for k, v in empty.meta.items() if k not in ("val", "tensor_meta")})
-    buffer.meta["val"] = old.new_empty_strided(old.size(), old.stride(), dtype=dtype)
+def _new_buffer(graph: torch.fx.Graph, fresh: torch.fx.Node, dtype: torch.dtype) -> torch.fx.Node:
+    """A copy of the fresh buffer `fresh` (a torch.empty call, or a view relabeling one) with `dtype`."""
+    buffer = None
+    for old_node in _fresh_buffer(fresh):
+        if buffer is None:  # the empty: its dtype replaced
+            buffer = graph.call_function(old_node.target, old_node.args, {**old_node.kwargs, "dtype": dtype})
+        else:  # the view, of the new empty
+            buffer = graph.call_function(old_node.target, (buffer, *old_node.args[1:]), dict(old_node.kwargs))
+        old = node_value(old_node)
+        buffer.meta.update({k: v for k, v in old_node.meta.items() if k not in ("val", "tensor_meta")})
+        buffer.meta["val"] = old.new_empty_strided(old.size(), old.stride(), dtype=dtype)
     return buffer
