@@ -20,6 +20,7 @@
 #       # (GPUS=4 JOBS=32: the jobs spread over 4 GPUs, round robin)
 #   bash benchmarks/device_runs.sh proof_x4        # 4 GPUs: fusion tests, other GPU tests, fusion.py, Llama
 #   bash benchmarks/device_runs.sh cfg_x4          # 4 GPUs: fusion + store-coverage tests; the fuzzer, seed 17, on 3
+#       # (OTHER=1 SEED=18 JOBS=8: GPU 1 runs the Liger, fusion-corpus, inductor and AOTI tests; fuzz on 2)
 #   bash benchmarks/device_runs.sh trust_x4        # 4 GPUs, 64 cores: what issue 23 asks of the final code
 #       # GPU 0: the gpu-marked fusion tests; GPUs 1-3: the fuzzer, seed 9, 1000 programs;
 #       # the CPU cores: the fuzzer under the interpreter, seed 10, CPU_JOBS x CPU_COUNT programs
@@ -152,16 +153,24 @@ cfg_x4)
     # GPU 0: the gpu-marked fusion, store-coverage and aliasing tests; GPUs 1-3: the fusion fuzzer,
     # seed 17, JOBS processes of COUNT programs, round robin.
     nvidia-smi -L > "$OUT/cfg_x4.log"
+    # OTHER=1: GPU 1 runs the Liger, fusion-corpus, inductor and AOTI tests instead of fuzzing.
     CUDA_VISIBLE_DEVICES=0 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_store_coverage.py \
         tests/test_fusion_trust.py tests/test_fusion.py tests/test_aliasing.py > "$OUT/gpu_fusion_tests.log" 2>&1 &
+    FUZZ_GPUS=3
+    if [ -n "${OTHER:-}" ]; then
+        FUZZ_GPUS=2
+        CUDA_VISIBLE_DEVICES=1 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_liger.py \
+            tests/test_fusion_corpus.py tests/test_inductor.py tests/test_aoti.py > "$OUT/gpu_other_tests.log" 2>&1 &
+    fi
     rm -rf /tmp/gpu_fuzz_*
     for job in $(seq 0 $((${JOBS:-12} - 1))); do
-        CUDA_VISIBLE_DEVICES=$((1 + job % 3)) TORCHINDUCTOR_COMPILE_THREADS=1 timeout 500 python3 benchmarks/fuzz_fusion.py \
+        CUDA_VISIBLE_DEVICES=$((4 - FUZZ_GPUS + job % FUZZ_GPUS)) TORCHINDUCTOR_COMPILE_THREADS=1 timeout 500 python3 benchmarks/fuzz_fusion.py \
             --seed "${SEED:-17}" --start $((job * ${COUNT:-80})) --count "${COUNT:-80}" --batch 20 \
             --out "/tmp/gpu_fuzz_$job" > "/tmp/gpu_fuzz_$job.log" 2>&1 &
     done
     wait
     tail -n 4 "$OUT/gpu_fusion_tests.log" | tee -a "$OUT/cfg_x4.log"
+    [ -n "${OTHER:-}" ] && tail -n 4 "$OUT/gpu_other_tests.log" | tee -a "$OUT/cfg_x4.log"
     cat /tmp/gpu_fuzz_*/progress_*.jsonl > "$OUT/gpu_fuzz_progress.jsonl"
     python3 - "$OUT/gpu_fuzz_progress.jsonl" <<'PY' | tee -a "$OUT/cfg_x4.log"
 import collections, json, sys
