@@ -155,10 +155,12 @@ def _empty(layout, M, N, device):
         return torch.empty(M, N, device=device)
     if layout == "column_major":
         return torch.empty_strided((M, N), (1, M), device=device)
+    if layout == "viewed":
+        return torch.empty(M * N, device=device).view(M, N)
     return torch.empty(N, M, device=device).t()  # a permute of an empty in the graph: fresh too
 
 
-@pytest.mark.parametrize("layout", ["contiguous", "column_major", "transposed"])
+@pytest.mark.parametrize("layout", ["contiguous", "column_major", "transposed", "viewed"])
 def test_a_2d_grid_and_a_strided_output(layout, caplog):
     def f(x, y, grid_n):
         M, N = x.shape

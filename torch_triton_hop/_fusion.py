@@ -76,14 +76,15 @@ __all__ = ["fuse_pointwise"]
 aten = torch.ops.aten
 _EMPTY = {aten.empty.memory_format, aten.empty_strided.default, aten.empty_like.default,
           aten.new_empty.default, aten.new_empty_strided.default}
-# Views that relabel every element of an empty (`torch.empty_like` of a transposed tensor is a
-# permute of an empty in the decomposed graph): a fresh buffer too, where nothing else uses it.
-_RELABELING_VIEWS = {aten.permute.default, aten.t.default, aten.transpose.int}
 # Views that can only reshape (squeeze / unsqueeze / flatten / view); _reshaping_view checks
 # that the element offsets stay as they were.
 _VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.alias.default,
           aten.squeeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.unsqueeze.default,
           aten.flatten.using_ints}
+# Views that relabel every element of an empty (`torch.empty_like` of a transposed tensor is a
+# permute of an empty in the decomposed graph; `torch.empty(n * h).view(n, h)`): a fresh buffer
+# too, where nothing else uses the empty.
+_RELABELING_VIEWS = {aten.permute.default, aten.t.default, aten.transpose.int, *_VIEWS}
 # Users that read a tensor's sizes, strides or offset, never its elements (Liger's
 # `n_rows = X.view(-1, dim).shape[0]` under dynamic shapes).
 _METADATA = {aten.sym_size.int, aten.sym_stride.int, aten.sym_numel.default, aten.sym_storage_offset.default}
@@ -810,9 +811,9 @@ def _fresh_buffer(node: Any) -> list[torch.fx.Node]:
         return []
     if node.target in _EMPTY:
         return [node]
-    base = node.args[0] if node.target in _RELABELING_VIEWS else None
+    base = node.args[0] if node.target in _RELABELING_VIEWS and node.args else None
     if isinstance(base, torch.fx.Node) and base.target in _EMPTY and set(base.users) == {node}:
-        return [base, node]
+        return [base, node]  # each of these views keeps every element (the same numel)
     return []
 
 
