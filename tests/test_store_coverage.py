@@ -557,3 +557,32 @@ def test_a_proof_that_would_take_too_long_gives_up():
     reason = unstored_reason(kernel_side_table.add_kernel(million_rows_kernel), launch,
                              kernel_side_table.add_constants({}), [], [1, 1, 1], "out_ptr")
     assert reason == "checking that the kernel stores every element would take too long at this size", reason
+
+
+@triton.jit
+def interleaved_kernel(x_ptr, out_ptr, n, SPLIT: tl.constexpr, SKIP_ODD: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    pair = tl.join(2 * offs, 2 * offs + 1)  # (BLOCK, 2): each program's 2 * BLOCK elements, interleaved
+    if SPLIT:
+        halves = tl.split(pair)
+        tl.store(out_ptr + halves[0], tl.load(x_ptr + halves[0], mask=halves[0] < n) * 2.0, mask=halves[0] < n)
+        if not SKIP_ODD:
+            tl.store(out_ptr + halves[1], tl.load(x_ptr + halves[1], mask=halves[1] < n) * 2.0, mask=halves[1] < n)
+    else:
+        tl.store(out_ptr + pair, tl.load(x_ptr + pair, mask=pair < n) * 2.0, mask=pair < n)
+
+
+@pytest.mark.parametrize("split, skip_odd", [(False, False), (True, False), (True, True)])
+def test_offsets_joined_and_split(split, skip_odd, caplog):
+    """tl.join / tl.split of offsets; skipping the odd elements leaves 50 unwritten."""
+    def f(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(interleaved_kernel)[(4,)](x, out, x.numel(), SPLIT=split, SKIP_ODD=skip_odd, BLOCK=16)
+        return out + y
+
+    y = nan_from(100, 100)
+    if skip_odd:
+        y[1::2] = float("nan")
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(f, torch.randn(100, device=DEVICE), y, expect_fused=not skip_odd)
+    assert not skip_odd or f"{UNWRITTEN} 50 of the 100 elements" in caplog.text, caplog.text

@@ -242,7 +242,7 @@ _BINARY = {"arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.ori", 
            "arith.shrui"}
 EVALUATED_OPS = _BINARY | POINTER_OPS | {
     "arith.constant", "tt.get_program_id", "tt.get_num_programs", "tt.make_range", "arith.cmpi", "arith.select",
-    "arith.extsi", "arith.extui", "arith.trunci", "arith.bitcast", "tt.bitcast"}
+    "arith.extsi", "arith.extui", "arith.trunci", "arith.bitcast", "tt.bitcast", "tt.join", "tt.split"}
 
 
 def evaluate(op: Op, operands: list[Any], evaluator: Any) -> list[Any]:
@@ -252,9 +252,20 @@ def evaluate(op: Op, operands: list[Any], evaluator: Any) -> list[Any]:
     if op.name not in EVALUATED_OPS or any(v is UNKNOWN for v in operands):
         return [UNKNOWN] * len(op.results)
     try:
+        if op.name == "tt.split":  # a last dimension of 2 into two values
+            (value,) = operands
+            if isinstance(value, Pointer):
+                return [Pointer(value.param, half) for half in _halves(value.offsets)]
+            return list(_halves(value))
         return [_evaluate_one(op, operands, evaluator)]
     except _Unsupported:
         return [UNKNOWN] * len(op.results)
+
+
+def _halves(value: Any) -> tuple[Any, Any]:
+    if value is UNKNOWN:
+        raise _Unsupported("tt.split")
+    return value[..., 0], value[..., 1]
 
 
 def _evaluate_one(op: Op, operands: list[Any], evaluator: Any) -> Any:
@@ -275,6 +286,14 @@ def _evaluate_one(op: Op, operands: list[Any], evaluator: Any) -> Any:
         if not (same_size_pointer_cast(op) and isinstance(operands[0], Pointer)):
             raise _Unsupported(name)
         return operands[0]
+    if name == "tt.join":  # two values side by side in a new last dimension
+        one, two = operands
+        if isinstance(one, Pointer) or isinstance(two, Pointer):
+            if not (isinstance(one, Pointer) and isinstance(two, Pointer)) or one.param != two.param or \
+                    one.offsets is UNKNOWN or two.offsets is UNKNOWN:
+                raise _Unsupported(name)
+            return Pointer(one.param, np.stack(np.broadcast_arrays(one.offsets, two.offsets), axis=-1))
+        return np.stack(np.broadcast_arrays(one, two), axis=-1)
     if name in POINTER_OPS or name == "arith.select":
         return _shaped(op, operands, shape)
     if name == "arith.cmpi":

@@ -348,6 +348,10 @@ class _Program:
                 bases[op.results[0]] = bases[op.operands[0]]
             elif op.name == "arith.select" and (op.operands[1] in bases or op.operands[2] in bases):
                 bases[op.results[0]] = merge(op.operands[1:3])
+            elif op.name == "tt.join" and (op.operands[0] in bases or op.operands[1] in bases):
+                bases[op.results[0]] = merge(op.operands[:2])
+            elif op.name == "tt.split" and op.operands[0] in bases:
+                bases.update({r: bases[op.operands[0]] for r in op.results})
             elif op.results and "ptr" in op.text:  # a pointer from memory, an integer, a cast, a call
                 bases.update({r: None for r in op.results if op.name != "tt.load" or "ptr<!tt.ptr" in op.text})
 
