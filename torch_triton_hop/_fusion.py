@@ -23,7 +23,8 @@
 #    nothing between the launch and the epilogue (the prologue and the launch) writes their
 #    memory;
 #  - prologue: a tensor loaded inside a loop (which may re-read it) is fused only if the fused
-#    loads read no more bytes per element than the tensor they replace, and never into a
+#    loads read no more bytes per element than the tensor they replace or the kernel provably
+#    loads each element at most once (_store_coverage, on its loads), and never into a
 #    kernel that calls tl.dot (measured: a dequantising prologue in a matmul's main loop ran
 #    1.36x slower than the separate pass it saves, H200);
 #  - the ops are ones _pointwise_triton translates, and no shared_memory group (aliased
@@ -38,6 +39,8 @@
 # dynamic shapes) are rebuilt from the graph's SymInt inputs.
 # Values are rounded as the unfused program rounds them (see [Note: Numerics of fused
 # pointwise code]). Autotuned kernels keep their configs and are tuned as fused kernels.
+# A prologue whose result is also used elsewhere is stored by the fused kernel as it loads it
+# (see [Note: A prologue the fused kernel also stores]).
 # Context: issue 13, part 2. torch's own epilogue fusion (config.epilogue_fusion_user_defined_
 # triton_kernel, torch >= 2.12, off by default) handles unary epilogues of a single store
 # into an empty buffer; ours runs on torch 2.11-2.13 and turns theirs off for our kernels.
@@ -66,7 +69,7 @@ from ._layouts import layout_difference
 from ._pointwise_triton import TRITON_DTYPES, Operand, helper_source, is_pointwise, is_row_major, operand_offset
 from ._region_boundaries import boundary_difference
 from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_key_name, kernel_layers, kernel_side_table
-from ._store_coverage import unstored_reason
+from ._store_coverage import reloaded_reason, unstored_reason
 from ._unwritten_elements import absorbed_value, ignored_value
 
 log = logging.getLogger(__name__)
@@ -110,6 +113,9 @@ class _Candidate:
     region: list[torch.fx.Node]  # the pointwise nodes, graph order
     sink: torch.fx.Node  # the region's result: what the epilogue produces / the prologue replaces
     operands: list[torch.fx.Node]  # tensors the region reads besides the argument
+    # A prologue whose result (or a view between it and the launch) other nodes use too: per
+    # such user, the node of that chain it uses. The fused kernel stores the result for them.
+    others: dict[torch.fx.Node, torch.fx.Node] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -121,10 +127,28 @@ class _Plan:
     inputs: dict[torch.fx.Node, Operand]  # each operand, the parameter it becomes and its offsets
     sizes: dict[str, torch.SymInt]  # parameters holding symbolic sizes the offsets divide by
     opaque_ones: str | None  # on a GPU: the int32 parameter passed as -1 (_pointwise_triton._opaque_move)
+    stored: str | None = None  # a prologue's: the parameter of the buffer the fused kernel stores its result in
 
     def scalar_args(self) -> dict[str, Any]:
         """The fused kernel's scalar arguments for this helper besides the sizes."""
         return {self.opaque_ones: -1} if self.opaque_ones else {}
+
+
+# [Note: A prologue the fused kernel also stores]
+# TL;DR: `h = x + r; y = rms_norm_kernel(h); z = h + w`: h feeds the launch and other nodes.
+# Fusing `x + r` as a prologue, the fused kernel also stores each value it computes at a load
+# of h into a fresh buffer of h's layout, where the load's mask is on, and h's other users
+# read that buffer: one pass over memory where there were two (inductor writes h, the kernel
+# reads it back), as inductor does for a residual add before its own norm.
+# Exact only where the fused kernel stores every element of h, each once: the proof of
+# [Note: A proof that a kernel stores every element], made on the fused kernel for the new
+# buffer (its stores are the kernel's loads of h: addresses and masks from the grid and
+# integer scalars only). Stored once: a kernel that loads an element twice (a two-pass norm)
+# would store it twice, more traffic than the unfused program. The stored value is the value
+# the kernel gets, which the prologue rules already make the unfused program's h (see
+# [Note: Values at a fused region's boundary]). h's other users must come after the launch
+# in the graph (they read what it stores) and be no operand of another fused region of the
+# launch. Static sizes only, as the proof.
 
 
 @dataclasses.dataclass
@@ -339,6 +363,13 @@ class _LaunchFusion:
                 kernel_side_table.get_configs(node.kwargs["configs"]), list(node.kwargs["grids"]), name)
         return self.unstored[name]
 
+    def reloaded(self, name: str) -> str | None:
+        """Why the launch may load an element of `name` more than once; None where it provably
+        loads each at most once."""
+        node = self.node
+        return reloaded_reason(node.kwargs["kernel"], self.vals, node.kwargs["constant_args"],
+                               kernel_side_table.get_configs(node.kwargs["configs"]), list(node.kwargs["grids"]), name)
+
     def _autotuner_resets(self) -> set[str]:
         """The arguments the kernel's autotuners zero or restore around their runs."""
         names: set[str] = set()
@@ -453,9 +484,18 @@ class _LaunchFusion:
         if name in self._autotuner_resets():
             raise _Refused("the autotuner resets it (reset_to_zero / restore_value): fused, the operand the launch "
                            "takes in its place, a tensor of the program, would be reset")
+        others: dict[torch.fx.Node, torch.fx.Node] = {}
         for node, user in zip([sink, *views], [*views, self.node]):
-            if _data_users(node) != {user}:
+            if user not in _data_users(node):
                 raise _Refused(f"{node.name} is used elsewhere too")
+            others.update({other: node for other in _data_users(node) - {user}})
+        if others:  # See [Note: A prologue the fused kernel also stores]
+            early = [o.name for o in others if self.order[o] <= self.order[self.node]]
+            if early:
+                raise _Refused(f"{sink.name} is used elsewhere too, by {', '.join(early)} before the launch")
+            if not all(isinstance(d, int) for d in (*node_value(sink).size(), *node_value(sink).stride())):
+                raise _Refused(f"{sink.name} is used elsewhere too, and its sizes are symbolic: the fused kernel could "
+                               "store it only with a proof that it stores every element, which needs static sizes")
             for query in _metadata_users(node):  # rebuilt from the graph's inputs when it goes
                 self.sizes.check(query)
         members = {sink}
@@ -484,7 +524,7 @@ class _LaunchFusion:
                    and n not in members]
         _check_no_writes(between, operands, "between the prologue and the launch")
         self.views[name], self.value[name] = views, sink
-        return _Candidate("prologue", region, sink, operands)
+        return _Candidate("prologue", region, sink, operands, others)
 
 
 def _wide(t: torch.Tensor) -> bool:
@@ -556,15 +596,26 @@ def _plan_launch(graph: torch.fx.Graph, node: torch.fx.Node) -> _LaunchPlan | No
             candidates[arg] = launch.prologue(arg, accessed)
         except (_Refused, NotFusible) as e:
             refusals[arg] = str(e)
+    read_by: dict[torch.fx.Node, set[str]] = {}  # node -> arguments whose fused code reads it
+    for arg, candidate in candidates.items():
+        for n in [*candidate.operands, *candidate.region]:
+            read_by.setdefault(n, set()).add(arg)
     plans: dict[str, _Plan] = {}
     for index, (arg, candidate) in enumerate(candidates.items()):
         try:
+            clash = sorted({a for n in set(candidate.others.values()) for a in read_by.get(n, ())} - {arg})
+            if clash:  # it would read the launch's own result
+                raise _Refused(f"{candidate.sink.name} is used elsewhere too, by the fused code of {', '.join(clash)}")
             plans[arg] = _plan(launch, arg, index, candidate, accessed.reduces)
             # This argument alone: the reason if its uses cannot be followed, and where it is loaded.
             argument = plans[arg].argument
             alone = rewrite_kernel_source(kernel_python_source(fn), fn.__globals__, [argument], list(argument.operands))
             if candidate.kind == "prologue" and arg in alone.loads_in_loops:
-                _check_prologue_in_loop(alone.calls_dot, node_value(candidate.sink), plans[arg].inputs)
+                # A stored prologue is proven loaded once per element (so never re-read) below.
+                _check_prologue_in_loop(alone.calls_dot, node_value(candidate.sink), plans[arg].inputs,
+                                        lambda: None if candidate.others else launch.reloaded(arg))
+            if candidate.others:
+                _checked_fused_kernel(launch, {arg: candidate}, {arg: plans[arg]}, accessed, compiled_code=False)
         except (NotFusible, _Refused) as e:
             refusals[arg] = str(e)
             plans.pop(arg, None)
@@ -602,22 +653,24 @@ def _plan_launch(graph: torch.fx.Graph, node: torch.fx.Node) -> _LaunchPlan | No
 
 
 def _checked_fused_kernel(launch: _LaunchFusion, candidates: dict[str, _Candidate], plans: dict[str, _Plan],
-                          accessed: Any) -> Any:
+                          accessed: Any, compiled_code: bool = True) -> Any:
     """The fused kernel of `plans`, built and checked (_check_fused_kernel)."""
     recipe = FusionRecipe(launch.node.kwargs["kernel"], tuple(p.argument for p in plans.values()),
                           tuple((p.argument.helper, p.helper_source) for p in plans.values()),
                           tuple(param for p in plans.values() for param in p.argument.operands))
     fused = build_fused_kernel(recipe)
-    _check_fused_kernel(launch, fused.key, candidates, plans, accessed)
+    _check_fused_kernel(launch, fused.key, candidates, plans, accessed, compiled_code)
     return fused
 
 
 def _check_fused_kernel(launch: _LaunchFusion, fused_key: str, candidates: dict[str, _Candidate],
-                        plans: dict[str, _Plan], accessed: Any) -> None:
+                        plans: dict[str, _Plan], accessed: Any, compiled_code: bool = True) -> None:
     """The fused kernel compiles (to TTIR, no driver needed) with the launch's new arguments and
-    writes what the kernel wrote (its analysis is cached for the lowering that follows); on a
-    GPU, its compiled code computes as the kernel's does (_check_compiled_code)."""
+    writes what the kernel wrote, and the buffers of stored prologues, every element once (its
+    analysis is cached for the lowering that follows); on a GPU, its compiled code computes
+    as the kernel's does (_check_compiled_code)."""
     vals = dict(launch.vals)
+    stored = {plan.stored: arg for arg, plan in plans.items() if plan.stored}
     for arg, plan in plans.items():
         sink, inputs = candidates[arg].sink, plan.inputs
         vals.update({operand.param: node_value(node) for node, operand in inputs.items()})
@@ -628,13 +681,23 @@ def _check_fused_kernel(launch: _LaunchFusion, fused_key: str, candidates: dict[
             vals[arg] = out.new_empty_strided(out.size(), out.stride(), dtype=node_value(sink).dtype)
         else:
             vals[arg] = max((node_value(n) for n in inputs), key=lambda t: t.dim())
+            if plan.stored:
+                vals[plan.stored] = _stored_buffer_value(node_value(sink))
     node = launch.node
     fused = tensors_accessed(fused_key, node.kwargs["constant_args"], node.kwargs["configs"], vals)
     if fused.fallback_reason:
         raise _Refused(f"the fused kernel could not be analysed ({fused.fallback_reason})")
-    if set(fused.writes) != set(accessed.writes):
-        raise _Refused(f"the fused kernel writes {sorted(fused.writes)} where the kernel writes {sorted(accessed.writes)}")
-    if launch.target == "gpu":
+    if set(fused.writes) != set(accessed.writes) | set(stored):
+        raise _Refused(f"the fused kernel writes {sorted(fused.writes)} where the kernel writes {sorted(accessed.writes)}"
+                       + (f" and the fused code {sorted(stored)}" if stored else ""))
+    for param, arg in stored.items():  # See [Note: A prologue the fused kernel also stores]
+        reason = unstored_reason(fused_key, vals, node.kwargs["constant_args"],
+                                 kernel_side_table.get_configs(node.kwargs["configs"]), list(node.kwargs["grids"]),
+                                 param, once=True)
+        if reason:
+            raise _Refused(f"{candidates[arg].sink.name} is used elsewhere too, and no proof that the fused kernel would "
+                           f"store each of its elements once: {reason.replace(param, candidates[arg].sink.name)}")
+    if launch.target == "gpu" and compiled_code:
         calls_math = any("tl_math." in p.helper_source or "libdevice." in p.helper_source for p in plans.values())
         _check_compiled_code(launch, fused_key, vals, accessed, fused, calls_math)
 
@@ -688,16 +751,22 @@ def _launches(launch: _LaunchFusion) -> list[tuple[dict[str, Any], dict[str, Any
             for c in configs] or [({}, {k: v for k, v in launch.vals.items() if k in _compat.launch_option_names()})]
 
 
-def _check_prologue_in_loop(calls_dot: bool, replaced: torch.Tensor, inputs: dict[torch.fx.Node, Operand]) -> None:
-    """A prologue on a tensor the kernel loads in a loop (it may re-read each element)."""
+def _check_prologue_in_loop(calls_dot: bool, replaced: torch.Tensor, inputs: dict[torch.fx.Node, Operand],
+                            reloaded: Any) -> None:
+    """A prologue on a tensor the kernel loads in a loop (it may re-read each element: `reloaded()`
+    says why it may, None where each element is provably loaded at most once)."""
     if calls_dot:
         raise _Refused("the kernel loads it in a loop and calls tl.dot: a tiled matmul re-reads its inputs in its "
                        "main loop, where pointwise work on the loads costs more than the pass over memory it saves")
     # Bytes each element's loads read (an operand broadcast to all is one load, not per element).
+    # Loaded once, the fused loads read them once where the unfused program reads them, writes
+    # the tensor and reads it back: fewer bytes however many the prologue loads.
     loaded = sum(node_value(o).element_size() for o, operand in inputs.items() if operand.offset is not None)
     if loaded > replaced.element_size():
-        raise _Refused(f"the prologue would load {loaded} bytes per element instead of {replaced.element_size()}, "
-                       "in a loop that may re-read them")
+        why = reloaded()
+        if why:
+            raise _Refused(f"the prologue would load {loaded} bytes per element instead of {replaced.element_size()}, "
+                           f"in a loop that may re-read them ({why})")
 
 
 def _vector_width(original: torch.dtype, accessed: list[torch.dtype]) -> int | None:
@@ -733,22 +802,23 @@ def _plan(launch: _LaunchFusion, arg: str, index: int, candidate: _Candidate, re
         inputs[operand] = Operand(f"_tth_{arg}_{i}", operand_offset(fused_tensor, node_value(operand), size_param))
     helper = f"_tth_{kind}_{index}"
     ones = f"_tth_{arg}_ones" if launch.target == "gpu" else None
+    stored = f"_tth_{arg}_stored" if candidate.others else None
     if kind == "epilogue":
         source = helper_source(helper, kind, region, inputs, launch.value[arg], sink, node_value(sink).dtype,
                                launch.target, tuple(sizes), ones)
         element = launch.vals[arg].dtype
     else:
         source = helper_source(helper, kind, region, inputs, None, sink, node_value(sink).dtype, launch.target,
-                               tuple(sizes), ones)
+                               tuple(sizes), ones, stored)
         element = node_value(sink).dtype
     wide = any(_wide(t) for t in [fused_tensor, *(node_value(o) for o in operands)])
     # Per-element accesses of the fused code (a scalar operand is one load, of no layout).
     accessed = [node_value(o).dtype for o, operand in inputs.items() if operand.offset is not None]
     accessed += [node_value(sink).dtype] if kind == "epilogue" else []
     vector_width = _vector_width(element, accessed) if reduces else None
-    params = (*(o.param for o in inputs.values()), *sizes, *([ones] if ones else []))
+    params = (*(o.param for o in inputs.values()), *sizes, *([ones] if ones else []), *([stored] if stored else []))
     argument = FusedArgument(arg, kind, helper, params, wide, TRITON_DTYPES[element].removeprefix("tl."), vector_width)
-    return _Plan(argument, source, inputs, sizes, ones)
+    return _Plan(argument, source, inputs, sizes, ones, stored)
 
 
 def _replace(launch: _LaunchFusion, fused_key: str, candidates: dict[str, _Candidate],
@@ -756,6 +826,8 @@ def _replace(launch: _LaunchFusion, fused_key: str, candidates: dict[str, _Candi
     graph, node = launch.graph, launch.node
     kwargs = dict(launch.kwargs)
     results: dict[str, torch.fx.Node] = {}  # epilogue argument -> node whose uses the fused result takes
+    stored = {plan.stored: arg for arg, plan in plans.items() if plan.stored}  # buffer parameter -> prologue
+    written = [*launch.written, *stored]
     with graph.inserting_before(node):
         for arg, candidate in candidates.items():
             kwargs.update({operand.param: operand_node for operand_node, operand in plans[arg].inputs.items()})
@@ -764,19 +836,30 @@ def _replace(launch: _LaunchFusion, fused_key: str, candidates: dict[str, _Candi
                 results[arg] = candidate.sink
             else:  # the argument is no longer loaded; one of the operands keeps the signature
                 kwargs[arg] = max(candidate.operands, key=lambda o: node_value(o).dim())
+            if plans[arg].stored:
+                kwargs[plans[arg].stored] = _stored_buffer(graph, candidate.sink)
             kwargs.update({param: launch.sizes.node(value) for param, value in plans[arg].sizes.items()})
             kwargs.update(plans[arg].scalar_args())
         new_node = graph.call_function(triton_kernel_wrapper_functional, (),
-                                       {**node.kwargs, "kernel": fused_key, "kwargs": kwargs})
+                                       {**node.kwargs, "kernel": fused_key, "kwargs": kwargs,
+                                        "tensors_to_clone": written})
         new_node.meta.update({k: v for k, v in node.meta.items() if k not in ("val", "tensor_meta")})
-        new_node.meta["val"] = tuple(
-            _compat_inductor.clone_fake(node_value(kwargs[n])) for n in launch.written)
+        new_node.meta["val"] = tuple(_compat_inductor.clone_fake(node_value(kwargs[n])) for n in written)
     with graph.inserting_after(new_node):
         new_getitems = {}
-        for arg, getitem in launch.getitems.items():
-            index = launch.written.index(arg)
+        for arg in [*launch.getitems, *stored]:
+            index = written.index(arg)
             new_getitems[arg] = graph.call_function(operator.getitem, (new_node, index))
             new_getitems[arg].meta["val"] = new_node.meta["val"][index]
+    for param, arg in stored.items():  # the prologue's other users read what the fused kernel stores
+        chain = [candidates[arg].sink, *launch.views[arg]]
+        values = [new_getitems[param]]
+        for view in launch.views[arg]:  # the same views of it, for users of a view
+            with graph.inserting_after(values[-1]):
+                values.append(graph.call_function(view.target, (values[-1], *view.args[1:]), dict(view.kwargs)))
+            values[-1].meta.update({k: v for k, v in view.meta.items() if k != "tensor_meta"})
+        for user, used in candidates[arg].others.items():
+            user.replace_input_with(used, values[chain.index(used)])
     for arg, getitem in launch.getitems.items():
         if arg in results:  # an epilogue: its result is the new getitem, through the same views
             views = launch.views[arg]
@@ -802,6 +885,19 @@ def _replace(launch: _LaunchFusion, fused_key: str, candidates: dict[str, _Candi
             if not buffer.users:
                 graph.erase_node(buffer)
     return new_node
+
+
+def _stored_buffer_value(t: torch.Tensor) -> torch.Tensor:
+    return t.new_empty_strided(t.size(), t.stride())
+
+
+def _stored_buffer(graph: torch.fx.Graph, sink: torch.fx.Node) -> torch.fx.Node:
+    """A fresh buffer of `sink`'s layout, which a stored prologue's fused kernel fills."""
+    value = node_value(sink)
+    buffer = graph.call_function(aten.empty_strided.default, (list(value.size()), list(value.stride())),
+                                 {"dtype": value.dtype, "device": value.device})
+    buffer.meta["val"] = _stored_buffer_value(value)
+    return buffer
 
 
 def _fresh_buffer(node: Any) -> list[torch.fx.Node]:

@@ -319,14 +319,17 @@ def _widened(expression: str, dtype: torch.dtype, target: str, what: str) -> str
 
 def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict[torch.fx.Node, Operand],
                   value: torch.fx.Node | None, result: torch.fx.Node, result_dtype: torch.dtype, target: str,
-                  sizes: tuple[str, ...] = (), opaque_ones: str | None = None) -> str:
+                  sizes: tuple[str, ...] = (), opaque_ones: str | None = None, store_to: str | None = None) -> str:
     """Source of a @triton.jit helper computing the region `nodes` (graph order).
 
     kind "epilogue": ``name(value, offset, mask, *operands)``; `value` (the FX node of the
     kernel's result) is the stored value, rounded to its dtype first. kind "prologue":
     ``name(offset, mask, other, *operands)`` returns `result` rounded to `result_dtype`;
-    where the load's mask is off, `other`, or 0 where the kernel gives none. On a GPU the last
-    parameter is `opaque_ones`, an int32 the launch passes as -1 (see _opaque_move).
+    where the load's mask is off, `other`, or 0 where the kernel gives none; with `store_to`
+    (its last parameter, a pointer to a tensor of the result's layout) it also stores the
+    result there, where the mask is on (see [Note: A prologue the fused kernel also stores]).
+    On a GPU the parameter before that is `opaque_ones`, an int32 the launch passes as -1
+    (see _opaque_move).
     Raises NotFusible where inductor does not lower the region to pointwise code, or (under
     the interpreter) the code would not be exact.
     """
@@ -336,6 +339,8 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
     params = [operand.param for operand in inputs.values()] + list(sizes)  # sizes: symbolic ones the offsets use
     if target == "gpu":
         params.append(opaque_ones)
+    if store_to is not None:
+        params.append(store_to)
     device = result.meta["val"].device
     boundary: dict[torch.fx.Node, tuple[str, str, torch.dtype]] = {}  # node -> (lowering name, expression, dtype)
     if kind == "epilogue":
@@ -369,6 +374,9 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
             raise NotFusible(f"the epilogue's result is stored as {result_dtype}, which triton's interpreter rounds by "
                              "truncation (fused on a GPU)")
         body.append(f"result = {final}.to({TRITON_DTYPES[result_dtype]})")
+    if kind == "prologue" and store_to is not None:
+        # The value the kernel gets, stored as the unfused program stores the prologue's result.
+        body.append(f"tl.store({store_to} + offset, tl.broadcast_to(result, offset.shape), mask=mask)")
     if kind == "prologue":
         # A masked load gives `other` where its mask is off, and 0 without one (on a GPU and in
         # the interpreter alike): never what the prologue computes from the operands there.

@@ -48,7 +48,7 @@ from ._index_values import (
     type_shape, where_live)
 from ._ttir import Block, Function, Op, parse_module, resolve_location, walk
 
-__all__ = ["unstored_reason"]
+__all__ = ["unstored_reason", "reloaded_reason"]
 
 _CHUNK_ELEMENTS = 1 << 20  # elements per value per chunk of programs
 _WORK_LIMIT = 1 << 28      # elements computed in all (about 1.5 s), past which there is no proof
@@ -58,22 +58,36 @@ _OP_COST = 1 << 13
 
 
 def unstored_reason(kernel_key: str, kwargs: dict[str, Any], constant_args: str, configs: list[dict[str, Any]],
-                    grids: list, output: str) -> str | None:
+                    grids: list, output: str, once: bool = False) -> str | None:
     """None where every launch this node can make (each config with its grid) stores every
-    element of `output`; else why that is not proven. `kwargs` are the launch's tensors (fake
-    ones will do: only their layouts matter) and scalars."""
+    element of `output` (with `once`: each exactly once); else why that is not proven.
+    `kwargs` are the launch's tensors (fake ones will do: only their layouts matter) and
+    scalars."""
+    return _reason(kernel_key, kwargs, constant_args, configs, grids, output, "store", True, once)
+
+
+def reloaded_reason(kernel_key: str, kwargs: dict[str, Any], constant_args: str, configs: list[dict[str, Any]],
+                    grids: list, argument: str) -> str | None:
+    """None where every launch this node can make loads each element of `argument` at most
+    once (the same evaluation as unstored_reason's, of the argument's tl.loads); else why
+    that is not proven."""
+    return _reason(kernel_key, kwargs, constant_args, configs, grids, argument, "load", False, True)
+
+
+def _reason(kernel_key: str, kwargs: dict[str, Any], constant_args: str, configs: list[dict[str, Any]], grids: list,
+            name: str, access: str, every: bool, once: bool) -> str | None:
     from ._hops import kernel_arguments  # the HOP module imports the fusion pass's modules
 
-    tensor = kwargs[output]
+    tensor = kwargs[name]
     layout = (tuple(tensor.size()), tuple(tensor.stride()))
     if not all(isinstance(v, int) for v in (*layout[0], *layout[1], *grids)):
-        return "the output's sizes or the grid are symbolic"
+        return f"the sizes of {name} or the grid are symbolic"
     arguments = kernel_arguments(kwargs, constant_args, validate=False)
     runs = [({**arguments, **c["kwargs"]}, grids[3 * i: 3 * i + 3]) for i, c in enumerate(configs)] or \
         [(arguments, grids[:3])]
     try:
         for args, grid in runs:
-            _check_run(kernel_key, args, tuple(grid), output, layout)
+            _check_run(kernel_key, args, tuple(grid), name, layout, access, every, once)
     except NoProof as e:
         return str(e)
     except Exception as e:  # noqa: BLE001  TTIR this does not read: no proof, the safe path
@@ -82,7 +96,7 @@ def unstored_reason(kernel_key: str, kwargs: dict[str, Any], constant_args: str,
 
 
 def _check_run(kernel_key: str, args: dict[str, Any], grid: tuple[int, ...], output: str,
-               layout: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
+               layout: tuple[tuple[int, ...], tuple[int, ...]], access: str, every: bool, once: bool) -> None:
     base = base_kernel(kernel_side_table.get_kernel(kernel_key))
     args = complete_arguments(kernel_side_table.get_kernel(kernel_key), args)
     scalars = {}
@@ -92,29 +106,40 @@ def _check_run(kernel_key: str, args: dict[str, Any], grid: tuple[int, ...], out
         if isinstance(value, int):  # bool too: an i1 parameter
             scalars[name] = value
     # Module constants decide the TTIR as constexprs do (see [Note: Module constants of a kernel]).
-    key = (kernel_key, module_constants(base), grid, output, layout,
+    key = (kernel_key, module_constants(base), grid, output, access, layout,
            tuple(sorted((n, repr(v) if not isinstance(v, torch.Tensor) else ("tensor", v.dtype))
                         for n, v in args.items())))
     with _results_lock:
         cached = _results.get(key)
     if cached is None:
         try:
-            _prove(base, args, scalars, grid, output, layout)
-            cached = ""
+            cached = ("", *_prove(base, args, scalars, grid, output, layout, access))
         except NoProof as e:
-            cached = str(e)
+            cached = (str(e), 0, 0)
         with _results_lock:
             _results[key] = cached
-    if cached:
-        raise NoProof(cached)
+    reason, missing, repeated = cached
+    if reason:
+        raise NoProof(reason)
+    if every and missing:
+        raise NoProof(f"the kernel may leave {missing} of the {int(np.prod(layout[0]))} elements of {output} "
+                      f"unwritten (grid {list(grid)})")
+    if once and repeated:
+        verb = "stores" if access == "store" else "loads"
+        raise NoProof(f"the kernel {verb} {repeated} elements of {output} more than once (grid {list(grid)})")
 
 
-_results: dict[tuple, str] = {}  # "" where the proof holds, else why not
+# Per launch and access: ("", elements of the layout not accessed, accesses past the first to
+# an element) where the evaluation holds, else (why not, 0, 0).
+_results: dict[tuple, tuple[str, int, int]] = {}
 _results_lock = threading.Lock()
 
 
 def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple[int, ...], output: str,
-           layout: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
+           layout: tuple[tuple[int, ...], tuple[int, ...]], access: str) -> tuple[int, int]:
+    """(elements of the layout no `access` (tt.store / tt.load) of `output` reaches, accesses
+    past the first to an element); NoProof where the accesses' addresses, masks or conditions
+    are not followed, or an access may fall outside the layout's span."""
     text, folded = _compat.generate_ttir_text(base, args)
     functions, aliases = parse_module(text)
     entry = entry_function(functions, base)
@@ -123,7 +148,7 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
         raise NoProof("the kernel's TTIR parameters could not be matched to its arguments")
     if output not in names:
         raise NoProof(f"{output} is not a parameter of the kernel's TTIR")
-    program = _Program(_Inliner(functions).inlined(entry), names.index(output))
+    program = _Program(_Inliner(functions).inlined(entry), names.index(output), access)
     params = {}
     for index, (param, name) in enumerate(zip(entry.params, names)):
         value = args.get(name) if name is not None else None
@@ -153,9 +178,7 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
         for size, stride in zip(sizes, strides):
             required = (required[:, None] + np.arange(size, dtype=np.int64)[None, :] * stride).reshape(-1)
         missing = int((~written[required]).sum())
-    if missing:
-        raise NoProof(f"the kernel may leave {missing} of the {int(np.prod(sizes))} elements of {output} unwritten "
-                       f"(grid {list(grid)})")
+    return missing, evaluator.accesses - int(written.sum())
 
 
 class _Inliner:
@@ -219,9 +242,9 @@ _EVALUATED_REGIONS = {"scf.for", "scf.if", "scf.while"}
 
 
 class _Program:
-    """The entry function's stores through the output and what their addresses need."""
+    """The entry function's stores (or loads) through the output and what their addresses need."""
 
-    def __init__(self, entry: Function, output: int) -> None:
+    def __init__(self, entry: Function, output: int, access: str = "store") -> None:
         self.entry = entry
         self.parent: dict[Op, Op | None] = {}
         self.defining: dict[int, tuple[Op, int]] = {}   # result -> (op, index)
@@ -240,23 +263,25 @@ class _Program:
             raise NoProof("the kernel has unstructured control flow")
         self.branches, self.incoming = self._branches(entry.body)
         bases = self._bases(entry)
-        self.stores = []
+        self.role = "the output" if access == "store" else "the argument"  # for messages
+        self.accesses = []  # the tt.stores (tt.loads) of the output
+        kinds = WRITE_OPS if access == "store" else {"tt.load"}
         for op in walk(entry.body):
-            if op.name not in WRITE_OPS:
+            if op.name not in kinds:
                 continue
             base = bases.get(op.operands[0])
             if base is None:
-                raise NoProof(f"{op.name} writes through a pointer that may be {entry.name}'s output")
+                raise NoProof(f"{op.name} accesses memory through a pointer that may be {entry.name}'s output")
             if base != output:
                 continue
-            if op.name != "tt.store":
+            if op.name != "tt." + access:
                 raise NoProof(f"the output is written by {op.name}")
             enclosing = self._enclosing(op)
             if any(o.name not in _EVALUATED_REGIONS for o in enclosing):
-                raise NoProof(f"a store to the output is inside {enclosing[0].name}")
-            self.stores.append(op)
-        if not self.stores:
-            raise NoProof("the kernel has no tt.store to the output")
+                raise NoProof(f"a {access} of {self.role} is inside {enclosing[0].name}")
+            self.accesses.append(op)
+        if not self.accesses:
+            raise NoProof(f"the kernel has no tt.{access} of {self.role}")
         self.needed, self.regions = self._slice()
         shapes = [type_shape(t) for t in re.findall(r"tensor<[^>]*>", "\n".join(o.text for o in walk(entry.body)))]
         self.largest = max([int(np.prod(s)) for s in shapes] or [1])
@@ -372,9 +397,9 @@ class _Program:
                     else:
                         work.extend(region_op.operands[:3] if region_op.name == "scf.for" else region_op.operands[:1])
 
-        for store in self.stores:
-            work.extend(store.operands[:1] + store.operands[2:3])  # the pointer and the mask
-            need_region(store)
+        for access in self.accesses:
+            work.extend(access.operands[:1] + _mask_operand(access))  # the pointer and the mask
+            need_region(access)
         for block in self.entry.body:  # which blocks a program runs: the branches' conditions
             if block.ops[-1].name == "cf.cond_br":
                 work.append(block.ops[-1].operands[0])
@@ -404,6 +429,11 @@ class _Program:
         return needed, regions
 
 
+def _mask_operand(op: Op) -> list[int]:
+    """[the mask] of a tt.store (pointer, value, mask) or tt.load (pointer, mask, other); [] without one."""
+    return op.operands[2:3] if op.name == "tt.store" else op.operands[1:2]
+
+
 class _Evaluator:
     """Evaluates a _Program over chunks of programs, marking the output's stored elements."""
 
@@ -411,6 +441,7 @@ class _Evaluator:
         self.program, self.written = program, written
         self.grid = tuple(grid) + (1,) * (3 - len(grid))
         self.work = 0
+        self.accesses = 0  # elements accessed, each time
         self.live: Any = UNKNOWN  # the programs that run the op being evaluated
 
     def run(self, params: dict[int, Any], programs: np.ndarray) -> None:
@@ -468,9 +499,10 @@ class _Evaluator:
     def _block(self, ops: list[Op], active: Any) -> None:
         program = self.program
         for op in ops:
+            if op in program.accesses:
+                self._mark(op, active)
             if op.name == "tt.store":
-                if op in program.stores:
-                    self._store(op, active)
+                continue
             elif op.name == "scf.for":
                 if op in program.regions:
                     self._for(op, active)
@@ -486,13 +518,13 @@ class _Evaluator:
                 for result, value in zip(op.results, values):
                     self.env[result] = self._charge(value)
 
-    def _store(self, op: Op, active: Any) -> None:
+    def _mark(self, op: Op, active: Any) -> None:
         pointer = self.env.get(op.operands[0], UNKNOWN)
-        mask = self.env.get(op.operands[2], UNKNOWN) if len(op.operands) > 2 else None
+        mask = self.env.get(_mask_operand(op)[0], UNKNOWN) if _mask_operand(op) else None
         if not isinstance(pointer, Pointer) or pointer.offsets is UNKNOWN or mask is UNKNOWN or \
                 active is UNKNOWN:
-            raise NoProof("a store to the output has an address, mask or condition computed from "
-                           "values the proof does not follow (loads, floats, calls)", op)
+            raise NoProof(f"a {op.name.removeprefix('tt.')} of {self.program.role} has an address, mask or condition computed "
+                          "from values the proof does not follow (loads, floats, calls)", op)
         offsets = pointer.offsets
         shape = (self.count, *offsets.shape[1:])
         chosen = np.broadcast_to(active.reshape(active.shape + (1,) * (offsets.ndim - 1)), shape)
@@ -501,8 +533,9 @@ class _Evaluator:
         stored = np.broadcast_to(offsets, shape)[chosen]
         self._charge(stored)
         if stored.size and (stored.min() < 0 or stored.max() >= self.written.size):
-            raise NoProof("a store may write outside the output", op)
+            raise NoProof(f"a {op.name.removeprefix('tt.')} may fall outside {self.program.role}", op)
         self.written[stored] = True
+        self.accesses += stored.size
 
     def _for(self, op: Op, active: Any) -> None:
         lower, upper, step = (self.env.get(o, UNKNOWN) for o in op.operands[:3])

@@ -1,0 +1,203 @@
+"""A prologue whose result other nodes use too: the fused kernel stores that result as it loads
+it, for them (see [Note: A prologue the fused kernel also stores]); and prologues into loops
+that provably load each element once.
+
+The pattern is a pre-norm transformer's residual stream: `h = x + r` feeds a norm kernel and
+the next residual add. Every case runs eagerly and compiled with fusion off and on
+(check_exact: the fused result equals the unfused compile's or eager's, bit for bit), and
+asserts that the prologue was stored by the fused kernel or, with the reason logged, that it
+was not.
+"""
+
+import logging
+import re
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from torch_triton_hop import wrap_triton
+
+from test_fusion_trust import DEVICE, FUSION_LOG, check_exact
+from test_fusion import pointwise_kernels
+from test_store_coverage import RANGE_OVER_TENSORS
+from generated_code import compile_and_code
+import fusion_kernels as F
+
+pytestmark = pytest.mark.any_device
+NOT_STORED = "is used elsewhere too, and no proof that the fused kernel would store each of its elements once"
+
+
+@triton.jit
+def norm_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    """One row per program, the row shorter than the block; masked lanes load `other=1.0`."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=1.0)
+    tl.store(out_ptr + row * n_cols + cols, x / tl.sum(x * x, axis=0), mask=mask)
+
+
+@triton.jit
+def two_pass_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    """Loads each element twice: a sum over the row in blocks, then the row again."""
+    row = tl.program_id(0)
+    acc = tl.zeros([BLOCK], tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+    total = tl.sum(acc, axis=0)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+        tl.store(out_ptr + row * n_cols + cols, x - total, mask=cols < n_cols)
+
+
+@triton.jit
+def rows_kernel(x_ptr, out_ptr, n_rows, n_cols, rows_per_program, BLOCK: tl.constexpr):
+    """Liger's backward kernels' pattern: each program a run of rows, each row loaded once."""
+    first = tl.program_id(0) * rows_per_program
+    last = tl.minimum(first + rows_per_program, n_rows)
+    cols = tl.arange(0, BLOCK)
+    for row in range(first, last):
+        x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+        tl.store(out_ptr + row * n_cols + cols, x * tl.sum(x, axis=0), mask=cols < n_cols)
+
+
+def stores_prologue(code):
+    """A launch passes a buffer for a prologue's result (parameter _tth_<argument>_stored)."""
+    return re.search(r"'_tth_\w+_stored'", code[code.index("def call("):]) is not None
+
+
+def norm(h, rows=None):
+    out = torch.empty_like(h)
+    wrap_triton(norm_kernel)[(rows or h.shape[0],)](h, out, h.shape[1], BLOCK=32)
+    return out
+
+
+def check(fn, *args, stored, reason=None, caplog=None):
+    """check_exact, and whether the launch stores a prologue (or the reason it does not)."""
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        code = check_exact(fn, *args, expect_fused=stored or reason is None)
+    call = code[code.index("def call("):]
+    assert stores_prologue(call) == stored, call
+    if reason:
+        assert reason in caplog.text, caplog.text
+    return call
+
+
+@pytest.fixture
+def xr():
+    torch.manual_seed(0)
+    # f(0) != 0 in the prologues below, and masked lanes load other=1.0: a value stored there
+    # would show.
+    return torch.randn(16, 24, device=DEVICE), torch.randn(16, 24, device=DEVICE)
+
+
+def test_a_residual_sum_feeding_a_norm_and_the_next_add_is_stored_by_the_fused_kernel(xr, caplog):
+    def f(x, r):
+        h = x * r + 1.0
+        return norm(h), h + x
+
+    call = check(f, *xr, stored=True, caplog=caplog)
+    assert len(pointwise_kernels(call)) == 1  # h + x; x * r + 1 is computed in the launch
+
+
+def test_the_stored_result_may_be_returned_or_used_through_a_view(xr, caplog):
+    def returned(x, r):
+        h = x - r
+        return norm(h), h
+
+    check(returned, *xr, stored=True, caplog=caplog)
+
+    def viewed(x, r):
+        h = (x + r * 2.0).view(-1)
+        v = h.view(16, 24)  # what the kernel gets, also used (as Liger's X.view(-1, dim) saved for backward)
+        return norm(v), v * 3.0, h.sum()
+
+    check(viewed, *xr, stored=True, caplog=caplog)
+
+
+@RANGE_OVER_TENSORS
+def test_a_kernel_that_loads_each_row_once_in_a_loop_stores_it(xr, caplog):
+    def f(x, r):
+        h = x + r
+        out = torch.empty_like(h)
+        wrap_triton(rows_kernel)[(6,)](h, out, 16, 24, 3, BLOCK=32)
+        return out, h * 2.0
+
+    check(f, *xr, stored=True, caplog=caplog)
+
+
+@pytest.mark.parametrize("case, reason", [
+    ("a grid one row short", f"{NOT_STORED}: the kernel may leave 24 of the 384 elements of"),
+    ("a kernel that loads each element twice", f"{NOT_STORED}: the kernel stores 384 elements of"),
+    ("a use before the launch", "before the launch"),
+    ("an operand of the launch's own epilogue", "is used elsewhere too, by the fused code of out_ptr"),
+])
+def test_a_prologue_used_elsewhere_is_not_stored_without_its_conditions(case, reason, xr, caplog):
+    def short(x, r):
+        h = x + r
+        return norm(h, rows=15)[:15], h * 3.0
+
+    def twice(x, r):
+        h = x + r
+        out = torch.empty_like(h)
+        wrap_triton(two_pass_kernel)[(16,)](h, out, 24, BLOCK=8)
+        return out, h * 3.0
+
+    def used_before(x, r):  # h * 2.0, the kernel's other input, is computed before the launch
+        h = x + r
+        out = torch.empty_like(h)
+        wrap_triton(F.add_kernel)[(triton.cdiv(h.numel(), 64),)](h, h * 2.0, out, h.numel(), BLOCK=64)
+        return out
+
+    def epilogue_operand(x, r):
+        h = x + r
+        return norm(h) * 2.0 + h
+
+    fn = {"a grid one row short": short, "a kernel that loads each element twice": twice,
+          "a use before the launch": used_before, "an operand of the launch's own epilogue": epilogue_operand}[case]
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        code = check_exact(fn, *xr, expect_fused=case in ("a use before the launch",
+                                                            "an operand of the launch's own epilogue"))
+    assert not stores_prologue(code)
+    assert reason in caplog.text, caplog.text
+
+
+def test_symbolic_sizes_are_not_stored(caplog):
+    def f(x, r):
+        h = x + r
+        return norm(h), h * 3.0
+
+    torch.manual_seed(0)
+    x, r = torch.randn(16, 24, device=DEVICE), torch.randn(16, 24, device=DEVICE)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        torch._dynamo.reset()
+        out, code = compile_and_code(f, x, r, dynamic=True)
+    torch.testing.assert_close(out, f(x, r), rtol=0, atol=0)
+    assert not stores_prologue(code)
+    assert "its sizes are symbolic" in caplog.text, caplog.text
+
+
+@RANGE_OVER_TENSORS
+def test_a_wider_prologue_into_a_loop_fuses_where_each_element_is_loaded_once(xr, caplog):
+    """The prologue loads 8 bytes per element (two fp32 operands) in place of 4: fused into a
+    loop only where each element is provably loaded once, never into one that re-reads it."""
+    def once(x, r):
+        out = torch.empty_like(x)
+        wrap_triton(rows_kernel)[(6,)](x + r, out, 16, 24, 3, BLOCK=32)
+        return out
+
+    check_exact(once, *xr, expect_fused=True)
+
+    def twice(x, r):
+        out = torch.empty_like(x)
+        wrap_triton(two_pass_kernel)[(16,)](x + r, out, 24, BLOCK=8)
+        return out
+
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(twice, *xr, expect_fused=False)
+    assert "the prologue would load 8 bytes per element instead of 4, in a loop that may re-read them (the kernel " \
+           "loads 384 elements of x_ptr more than once" in caplog.text, caplog.text
