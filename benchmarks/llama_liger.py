@@ -702,6 +702,35 @@ def versions():
     }
 
 
+class FusionLog(logging.Handler):
+    """The fusion pass's debug records while a path compiles: launches fused, and the prologues
+    whose result the fused kernel also stores (see [Note: A prologue the fused kernel also stores])."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.fused = self.stored = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if "): fused {" in message:
+            self.fused += 1
+            self.stored += len(set(re.findall(r"_tth_(\w+?)_stored", message)))
+
+    @contextlib.contextmanager
+    def attached(self):
+        logger = logging.getLogger("torch_triton_hop._fusion")
+        level, propagate = logger.level, logger.propagate
+        logger.addHandler(self)
+        logger.setLevel(logging.DEBUG)
+        logger.propagate = False  # counted, not printed
+        try:
+            yield self
+        finally:
+            logger.removeHandler(self)
+            logger.setLevel(level)
+            logger.propagate = propagate
+
+
 def run(args):
     info = versions()
     print(" ".join(f"{k} {v}," for k, v in info.items()).rstrip(","), flush=True)
@@ -746,7 +775,8 @@ def run(args):
         warnings_before = len(builtin_warnings.records)
         sync()
         start = time.perf_counter()
-        losses = [global_loss(steps[path]())]
+        with FusionLog().attached() as fusion_log:
+            losses = [global_loss(steps[path]())]
         first_step_s = time.perf_counter() - start
         losses += [global_loss(steps[path]()) for _ in range(args.check_steps - 1)]
         delta = counters_delta(before, dynamo_counters())
@@ -765,13 +795,15 @@ def run(args):
             "launch_nodes_in_graphs": {"ours": backend.ours, "builtin": backend.builtin},
             "launches_per_step_in_graphs": per_step,
             "launches_by_kernel": dict(sorted(backend.kernels.items())),
+            "fused_launches": fusion_log.fused, "stored_prologues": fusion_log.stored,
         }
         results["paths"][path] = entry
         print(f"[{path}] first step {first_step_s:.1f} s; losses {[round(l, 5) for l in losses]} "
               f"(max diff vs eager {max(diffs):.2e}, {'agree' if agree else 'DISAGREE'}); "
               f"{delta['graphs']} graphs, {delta['graph_breaks']} graph breaks; "
               f"launch nodes in graphs: ours {backend.ours}, built-in {backend.builtin}; launches per step from "
-              f"the graphs: ours {per_step['ours']}, built-in {per_step['builtin']}; {backend.kernels}", flush=True)
+              f"the graphs: ours {per_step['ours']}, built-in {per_step['builtin']}; {backend.kernels}; "
+              f"fused launches {fusion_log.fused} (prologues also stored: {fusion_log.stored})", flush=True)
         for reason, n in delta["graph_break_reasons"].items():
             print(f"    graph break x{n}: {reason}", flush=True)
         for reason, n in torch_warnings.items():

@@ -549,7 +549,8 @@ class Region:
 class ProgramOutput:
     """A tensor the program returns: `variable`, computed from kernel output `source` (viewed as
     `view_shape`) elementwise, broadcast to `shape`. An element is defined where the kernel
-    wrote the element of `source` it comes from."""
+    wrote the element of `source` it comes from; everywhere for a prologue's value (`source`
+    "")."""
 
     variable: str
     source: str
@@ -919,7 +920,8 @@ if __name__ == "__main__":
         results[fusion] = torch.compile({name}, fullgraph=True, dynamic=False)(*inputs())
     failed = False
     for i, (source, view_shape) in enumerate({outputs}):
-        written = same(zeros[source], ones[source]).reshape(view_shape)
+        written = same(zeros[source], ones[source]).reshape(view_shape) if source else \
+            torch.ones(view_shape, dtype=torch.bool)  # a prologue's value: defined everywhere
         written = torch.broadcast_to(written, reference[i].shape)
         eager = reference[i].cpu()[written]
         unfused, fused = results[False][i].cpu()[written], results[True][i].cpu()[written]
@@ -966,6 +968,7 @@ class _ProgramBuilder:
         kernel = getattr(builder, r.choices(["flat", "rows", "tile2d"], weights=[4, 3, 2])[0])()
         regions: list[Region] = []
         inputs: dict[str, str] = {}
+        prologue_outputs: list[ProgramOutput] = []
         for arg in kernel.args:
             if arg.role != "input":
                 continue
@@ -992,6 +995,11 @@ class _ProgramBuilder:
                                            else f"torch.logical_not(torch.logical_not({start.target}))", "add", env)
             inputs[arg.name] = current.target
             regions.append(Region("prologue", arg.name, region.steps, current.target))
+            # The prologue's value returned too (the fused kernel stores it); drawn from its own
+            # stream, so the programs of earlier seeds stay as they were otherwise.
+            if random.Random(f"{self.seed}:{self.index}:{arg.name}:returned").random() < 0.2:
+                self.features.append("prologue_used_twice")
+                prologue_outputs.append(ProgramOutput(current.target, "", arg.base_shape, arg.base_shape))
         outputs: list[ProgramOutput] = []
         for arg in kernel.args:
             if arg.role != "output":
@@ -1016,7 +1024,8 @@ class _ProgramBuilder:
                 self.features.append("output_used_twice")
                 outputs.append(ProgramOutput(base, arg.name, arg.base_shape, arg.base_shape))
         return Program(seed=self.seed, index=self.index, name=self.name, kernel=kernel, leaves=self.leaves,
-                       inputs=inputs, regions=regions, outputs=outputs, features=sorted(set(self.features)))
+                       inputs=inputs, regions=regions, outputs=outputs + prologue_outputs,
+                       features=sorted(set(self.features)))
 
 
 def generate_program(seed: int, index: int) -> Program:
@@ -1111,6 +1120,9 @@ def run_eager(program: Program, device: str) -> Reference:
     program.function(*program.make_inputs(device), fill=1, probe=ones)
     written = []
     for out, spec in zip(outputs, program.outputs):
+        if not spec.source:  # a prologue's value: defined everywhere
+            written.append(torch.ones(tuple(out.shape), dtype=torch.bool, device=out.device))
+            continue
         # Written elements hold the same bits in both runs (NaN included); the others hold the fill.
         raw = same_bits(zeros[spec.source], ones[spec.source])
         written.append(torch.broadcast_to(raw.reshape(spec.view_shape), tuple(out.shape)))
@@ -1462,7 +1474,7 @@ def run_batch(programs: list[Program], device: str | None = None) -> list[Result
                 fused=out.flatten()[first].tolist(), max_ulps=_ulps(ref[differ], out[differ]),
                 unfused_equals_eager=unfused_ok))
         kernel_side = {program.outputs[m.output].source for m in result.mismatches if m.count >= 0} - set(
-            result.record.fused)
+            result.record.fused) - {""}
         if kernel_side and prologue_fused and not mixed:
             mixed = [_mixed_reference(program, result.record, device)]
         if kernel_side and _kernel_outputs_agree(program, reference, sorted(kernel_side), device,
