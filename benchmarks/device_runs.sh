@@ -18,7 +18,8 @@
 #   bash benchmarks/device_runs.sh trust_recheck   # 1 GPU: the fusion tests and GPU fuzz programs to check again
 #   SEED=9 JOBS=4 COUNT=250 bash benchmarks/device_runs.sh gpu_fuzz   # the fuzzer on one GPU, JOBS processes
 #       # (GPUS=4 JOBS=32: the jobs spread over 4 GPUs, round robin)
-#   bash benchmarks/device_runs.sh stored_x4       # 4 GPUs: fusion tests, Liger/Llama tests, Llama at two shapes
+#   PART=tests bash benchmarks/device_runs.sh stored_x2   # 2 GPUs: fusion tests; Liger, Llama, corpus, fuzz tests
+#   PART=bench bash benchmarks/device_runs.sh stored_x2   # 2 GPUs: the Llama benchmark at two shapes
 #   bash benchmarks/device_runs.sh proof_x4        # 4 GPUs: fusion tests, other GPU tests, fusion.py, Llama
 #   bash benchmarks/device_runs.sh cfg_x4          # 4 GPUs: fusion + store-coverage tests; the fuzzer, seed 17, on 3
 #       # (OTHER=1 SEED=18 JOBS=8: GPU 1 runs the Liger, fusion-corpus, inductor and AOTI tests; fuzz on 2)
@@ -182,25 +183,30 @@ for r in records:
         print(r["summary"][:1500])
 PY
     ;;
-stored_x4)
-    # 4 GPUs, one job each (eighteenth session: prologues the fused kernel also stores).
-    # GPU 0: the gpu-marked fusion tests; GPU 1: Liger, the Llama test, the fusion corpus and
-    # fuzz tests; GPU 2: the Llama + Liger benchmark, default shape; GPU 3: the second shape.
-    nvidia-smi -L > "$OUT/stored_x4.log"
-    CUDA_VISIBLE_DEVICES=0 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_stored_prologue.py \
-        tests/test_store_coverage.py tests/test_fusion_trust.py tests/test_fusion.py tests/test_aliasing.py \
-        > "$OUT/gpu_fusion_tests.log" 2>&1 &
-    CUDA_VISIBLE_DEVICES=1 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_liger.py \
-        tests/test_llama_liger.py tests/test_fusion_corpus.py tests/test_fusion_fuzz.py > "$OUT/gpu_other_tests.log" 2>&1 &
-    CUDA_VISIBLE_DEVICES=2 timeout 540 python3 benchmarks/llama_liger.py --paths plain,ours,ours_hf_rope,builtin \
-        --rounds "${ROUNDS:-6}" --steps-per-round 5 --json "$OUT/llama.json" 2>&1 | grep -v "warn_once\|dynamo_pgo" \
-        | tail -30 > "$OUT/llama.log" &
-    CUDA_VISIBLE_DEVICES=3 timeout 540 python3 benchmarks/llama_liger.py --paths plain,ours,ours_hf_rope,builtin \
-        --layers 8 --batch 4 --seq 2048 --rounds "${ROUNDS2:-4}" --steps-per-round 5 --json "$OUT/llama_second.json" \
-        2>&1 | grep -v "warn_once\|dynamo_pgo" | tail -30 > "$OUT/llama_second.log" &
-    wait
-    tail -n 4 "$OUT/gpu_fusion_tests.log" "$OUT/gpu_other_tests.log" | tee -a "$OUT/stored_x4.log"
-    tail -n 25 "$OUT/llama.log" "$OUT/llama_second.log" | tee -a "$OUT/stored_x4.log"
+stored_x2)
+    # 2 GPUs, one job each (eighteenth session: prologues the fused kernel also stores).
+    # PART=tests: GPU 0 the gpu-marked fusion tests, GPU 1 Liger, the Llama test, the fusion
+    # corpus and fuzz tests. PART=bench: the Llama + Liger benchmark, GPU 0 the default shape,
+    # GPU 1 the second shape.
+    nvidia-smi -L > "$OUT/stored_x2_${PART:-tests}.log"
+    if [ "${PART:-tests}" = tests ]; then
+        CUDA_VISIBLE_DEVICES=0 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_stored_prologue.py \
+            tests/test_store_coverage.py tests/test_fusion_trust.py tests/test_fusion.py tests/test_aliasing.py \
+            > "$OUT/gpu_fusion_tests.log" 2>&1 &
+        CUDA_VISIBLE_DEVICES=1 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_liger.py \
+            tests/test_llama_liger.py tests/test_fusion_corpus.py tests/test_fusion_fuzz.py > "$OUT/gpu_other_tests.log" 2>&1 &
+        wait
+        tail -n 4 "$OUT/gpu_fusion_tests.log" "$OUT/gpu_other_tests.log" | tee -a "$OUT/stored_x2_tests.log"
+    else
+        CUDA_VISIBLE_DEVICES=0 timeout 540 python3 benchmarks/llama_liger.py --paths plain,ours,ours_hf_rope,builtin \
+            --rounds "${ROUNDS:-6}" --steps-per-round 5 --json "$OUT/llama.json" 2>&1 | grep -v "warn_once\|dynamo_pgo" \
+            | tail -30 > "$OUT/llama.log" &
+        CUDA_VISIBLE_DEVICES=1 timeout 540 python3 benchmarks/llama_liger.py --paths plain,ours,ours_hf_rope,builtin \
+            --layers 8 --batch 4 --seq 2048 --rounds "${ROUNDS2:-4}" --steps-per-round 5 --json "$OUT/llama_second.json" \
+            2>&1 | grep -v "warn_once\|dynamo_pgo" | tail -30 > "$OUT/llama_second.log" &
+        wait
+        tail -n 25 "$OUT/llama.log" "$OUT/llama_second.log" | tee -a "$OUT/stored_x2_bench.log"
+    fi
     ;;
 proof_x4)
     # 4 GPUs, one job each, side by side (sixteenth session: the store-coverage proof).
