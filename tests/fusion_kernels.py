@@ -126,3 +126,30 @@ def add_in_fp32_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
     y = tl.load(y_ptr + offs, mask=mask).to(tl.float32)
     tl.store(out_ptr + offs, (x + y).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def two_pass_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    """Loads each element twice: a sum over the row in blocks, then the row again."""
+    row = tl.program_id(0)
+    acc = tl.zeros([BLOCK], tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+    total = tl.sum(acc, axis=0)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+        tl.store(out_ptr + row * n_cols + cols, x - total, mask=cols < n_cols)
+
+
+@triton.jit
+def mirror_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    """out[r, c] = x[r, c] - x[r, n_cols - 1 - c], the row in blocks: each element loaded twice, no reduction."""
+    row = tl.program_id(0)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+        mirrored = tl.load(x_ptr + row * n_cols + (n_cols - 1 - cols), mask=mask, other=0.0)
+        tl.store(out_ptr + row * n_cols + cols, x - mirrored, mask=mask)

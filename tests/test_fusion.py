@@ -282,19 +282,26 @@ def rows(x):
     return out
 
 
-def test_a_prologue_loaded_in_a_loop_is_fused_only_when_it_reads_no_more_bytes():
+def test_a_prologue_loaded_in_a_loop_is_fused_only_when_it_reads_no_more_bytes_or_each_element_once():
     x = torch.randn(6, 40, device=DEVICE)
 
     def widened(x16):  # fp16 loads in place of fp32 ones: fewer bytes, fused
         return rows(x16.float() * 0.5 - 0.25)
 
-    def narrowed(x):  # fp32 loads in place of fp16 ones, in a loop that may re-read them: not fused
+    def narrowed(x):  # fp32 loads in place of fp16 ones, each element loaded once (proven): fused
         return rows(x.half())
 
-    out, code = compiled(widened, x.half())
-    torch.testing.assert_close(out, widened(x.half()), rtol=0, atol=0)
-    assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
-    code = refused(narrowed, x, reason="would load 4 bytes per element instead of 2")
+    def narrowed_reread(x):  # the same into a kernel that loads each element twice: not fused
+        out = torch.empty(x.shape, device=x.device)
+        wrap_triton(F.mirror_kernel)[(x.shape[0],)](x.half(), out, x.shape[1], BLOCK=16)
+        return out
+
+    for fn, arg in ((widened, x.half()), (narrowed, x)):
+        out, code = compiled(fn, arg)
+        torch.testing.assert_close(out, fn(arg), rtol=0, atol=0)
+        assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
+    code = refused(narrowed_reread, x, reason="would load 4 bytes per element instead of 2, in a loop that may re-read "
+                   "them (the kernel loads 240 elements of x_ptr more than once")
     assert len(pointwise_kernels(code)) == 1
 
 
