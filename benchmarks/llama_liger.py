@@ -709,26 +709,27 @@ class FusionLog(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.fused = self.stored = 0
+        self.decisions: list[str] = []  # per launch: what fused and why the rest did not
 
     def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage()
         if "): fused {" in message:
             self.fused += 1
             self.stored += len(set(re.findall(r"_tth_(\w+?)_stored", message)))
+        if "): fused {" in message or "): nothing fused" in message:
+            self.decisions.append(message.split(". Fused kernel ")[0])
 
     @contextlib.contextmanager
     def attached(self):
         logger = logging.getLogger("torch_triton_hop._fusion")
-        level, propagate = logger.level, logger.propagate
+        level = logger.level
         logger.addHandler(self)
-        logger.setLevel(logging.DEBUG)
-        logger.propagate = False  # counted, not printed
+        logger.setLevel(logging.DEBUG)  # printed only where TORCH_LOGS asks for it
         try:
             yield self
         finally:
             logger.removeHandler(self)
             logger.setLevel(level)
-            logger.propagate = propagate
 
 
 def run(args):
@@ -796,6 +797,7 @@ def run(args):
             "launches_per_step_in_graphs": per_step,
             "launches_by_kernel": dict(sorted(backend.kernels.items())),
             "fused_launches": fusion_log.fused, "stored_prologues": fusion_log.stored,
+            "fusion_decisions": fusion_log.decisions,
         }
         results["paths"][path] = entry
         print(f"[{path}] first step {first_step_s:.1f} s; losses {[round(l, 5) for l in losses]} "
