@@ -189,3 +189,84 @@ def test_a_wider_prologue_into_a_loop_fuses_where_each_element_is_loaded_once(xr
         check_exact(twice, *xr, expect_fused=False)
     assert "the prologue would load 8 bytes per element instead of 4, in a loop that may re-read them (the kernel " \
            "loads 384 elements of x_ptr more than once" in caplog.text, caplog.text
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64})], key=["n"])
+@triton.jit
+def autotuned_scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n, other=2.0) * 3.0, mask=offs < n)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64})], key=["n"])
+@triton.jit
+def overlapping_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """Programs 16 elements apart: the BLOCK=64 config loads most elements four times."""
+    offs = tl.program_id(0) * 16 + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 3.0, mask=offs < n)
+
+
+@triton.jit
+def flag_masked_kernel(x_ptr, flag_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    chosen = (offs < n) & (tl.load(flag_ptr + offs, mask=offs < n, other=0) > 0)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=chosen, other=0.0) * 2.0, mask=offs < n)
+
+
+@triton.jit
+def to_float_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n).to(tl.float32) * 0.5, mask=offs < n)
+
+
+def test_an_autotuned_kernel_stores_it_only_if_every_config_loads_each_element_once(caplog):
+    x, r = torch.randn(100, device=DEVICE), torch.randn(100, device=DEVICE)
+
+    def tuned(x, r):
+        h = x * r - 1.0
+        out = torch.empty_like(h)
+        wrap_triton(autotuned_scale_kernel)[lambda meta: (triton.cdiv(h.numel(), meta["BLOCK"]),)](h, out, h.numel())
+        return out, h + 1.0
+
+    check(tuned, x, r, stored=True, caplog=caplog)
+    caplog.clear()
+
+    def overlapping(x, r):
+        h = x * r - 1.0
+        out = torch.empty_like(h)
+        wrap_triton(overlapping_kernel)[(triton.cdiv(h.numel(), 16),)](h, out, h.numel())
+        return out, h + 1.0
+
+    check(overlapping, x, r, stored=False, reason=f"{NOT_STORED}: the kernel stores 204 elements of", caplog=caplog)
+
+
+def test_a_load_masked_by_loaded_data_is_not_stored(caplog):
+    x, r = torch.randn(100, device=DEVICE), torch.randn(100, device=DEVICE)
+    flags = (torch.randn(100, device=DEVICE) > 0).to(torch.int32)
+
+    def f(x, r, flags):
+        h = x + r
+        out = torch.empty_like(h)
+        wrap_triton(flag_masked_kernel)[(4,)](h, flags, out, h.numel(), BLOCK=32)
+        return out, h * 2.0
+
+    check(f, x, r, flags, stored=False, reason=f"{NOT_STORED}: a store of the output has an address, mask or "
+          "condition computed from values the proof does not follow", caplog=caplog)
+
+
+@pytest.mark.parametrize("make", [
+    lambda x, r: (x * 100.0 - 50.0).to(torch.uint8),  # negative floats to unsigned
+    lambda x, r: (x * 300.0).to(torch.int8),  # out of range
+    lambda x, r: x > r,
+], ids=["uint8", "int8", "bool"])
+def test_narrow_integer_and_bool_results_are_stored_as_the_program_computes_them(make, caplog):
+    torch.manual_seed(0)
+    x, r = torch.randn(100, device=DEVICE), torch.randn(100, device=DEVICE)
+
+    def f(x, r):
+        h = make(x, r)
+        out = torch.empty(h.shape, device=h.device)
+        wrap_triton(to_float_kernel)[(4,)](h, out, h.numel(), BLOCK=32)
+        return out, h
+
+    check(f, x, r, stored=True, caplog=caplog)
