@@ -97,3 +97,29 @@ def test_package_runs_in_another_process_at_several_sizes(package, tmp_path):
             pytest.skip("aoti_load_package segfaults on this machine for a plain model without Triton too; "
                         "the package's contents and launch code are checked by the test above")
     assert done.returncode == 0 and "ok" in done.stdout, (done.returncode, done.stderr[-3000:])
+
+
+class ResidualThenAdd(torch.nn.Module):
+    """A prologue the fused kernel also stores: h feeds the kernel and h - y (see [Note: A
+    prologue the fused kernel also stores])."""
+
+    def forward(self, x, y):
+        h = x * 2.0 + 1.0
+        out = torch.empty_like(x)
+        wrap_triton(K.add_autotuned)[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](h, y, out, x.numel())
+        return out, h - y
+
+
+@pytest.mark.gpu
+def test_a_package_holds_a_fused_kernel_that_also_stores_its_prologue(tmp_path, caplog):
+    x, y = torch.randn(4096, device="cuda"), torch.randn(4096, device="cuda")
+    ep = torch.export.export(ResidualThenAdd(), (x, y), strict=False)  # static sizes: the store needs its proof
+    path = str(tmp_path / "residual.pt2")
+    with caplog.at_level("DEBUG", logger="torch_triton_hop._fusion"), \
+            torch._inductor.config.patch(fx_graph_cache=False):
+        torch._inductor.aoti_compile_and_package(ep, package_path=path)
+    assert re.search(r"_tth_\w+_stored", caplog.text), caplog.text
+    archive = zipfile.ZipFile(path)
+    (wrapper,) = [name for name in archive.namelist() if name.endswith(".wrapper.cpp")]
+    source = archive.read(wrapper).decode()
+    assert re.search(r"launchKernel\(kernels_\.add_autotuned_fused_\d+,", source), source[-3000:]
