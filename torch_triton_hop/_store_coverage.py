@@ -29,6 +29,10 @@
 #   tt.store %out + %o, %v, %o < %n   -> marks the offsets where the mask holds
 # Integers wrap at their width as in the kernel (an i32 offset that overflows is negative,
 # and a store there is outside the output: no proof).
+# The same evaluation counts accesses: stores past the first to an element (a prologue the
+# fused kernel also stores must store each element once, see [Note: A prologue the fused
+# kernel also stores]), and, run on a kernel's tt.loads of an argument instead, loads past
+# the first (a prologue that reads more bytes fuses into a loop only where none is re-read).
 """
 
 from __future__ import annotations
