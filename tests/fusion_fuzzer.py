@@ -733,7 +733,7 @@ class _RegionBuilder:
 # the generated code alike); when generating, a clone stands for it. Its output becomes an
 # operand of the region, so the fusion of one launch meets another launch around it: an
 # operand computed after the launch from a launch written in place (nothing may move it
-# before the launch, see _fusion._LaunchFusion._hoist), a launch fused or refused first.
+# before the launch, see _fusion_candidates.LaunchFusion._hoist), a launch fused or refused first.
 FIRST_SEED_WITH_SECOND_LAUNCHES = 19
 SECOND_LAUNCH = '''
 
