@@ -25,8 +25,9 @@ pytestmark = pytest.mark.any_device
 TRITON_VERSION = tuple(int(p) for p in triton.__version__.split(".")[:2])
 # Kernels the older tritons' interpreters cannot run (CI runs this file on triton 3.6-3.8 too).
 RANGE_OVER_TENSORS = pytest.mark.skipif(
-    not ON_GPU and TRITON_VERSION < (3, 7), reason="triton 3.6's interpreter cannot run range() over bounds "
-    "computed from program_id (TypeError: only 0-dimensional arrays can be converted to Python scalars)")
+    not ON_GPU and TRITON_VERSION < (3, 7), reason="triton 3.6's interpreter cannot run range() over some run-time "
+    "bounds (computed from program_id, or a kernel argument: TypeError: only 0-dimensional arrays can be converted "
+    "to Python scalars)")
 BOOL_ARGUMENTS = pytest.mark.skipif(
     not ON_GPU and TRITON_VERSION < (3, 8), reason="the interpreter of triton 3.6 and 3.7 cannot take a bool "
     "argument (ValueError: numpy data itemsize (8 bits) exceeds dtype primitive_bitwidth)")
