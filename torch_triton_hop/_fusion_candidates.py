@@ -385,6 +385,8 @@ class LaunchFusion:
             if user not in _data_users(node):
                 raise Refused(f"{node.name} is used elsewhere too")
             others.update({other: node for other in _data_users(node) - {user}})
+            for query in metadata_users(node):  # rebuilt from the graph's inputs when it goes
+                self.sizes.check(query)
         if others:  # See [Note: A prologue the fused kernel also stores]
             early = [o.name for o in others if self.order[o] <= self.order[self.node]]
             if early:
@@ -392,8 +394,6 @@ class LaunchFusion:
             if not all(isinstance(d, int) for d in (*node_value(sink).size(), *node_value(sink).stride())):
                 raise Refused(f"{sink.name} is used elsewhere too, and its sizes are symbolic: the fused kernel could "
                                "store it only with a proof that it stores every element, which needs static sizes")
-            for query in metadata_users(node):  # rebuilt from the graph's inputs when it goes
-                self.sizes.check(query)
         members = {sink}
         changed = True
         while changed and len(members) < _MAX_REGION:
