@@ -61,3 +61,12 @@ def fresh_side_table():
 
     kernel_side_table.reset()
     yield kernel_side_table
+
+
+@pytest.fixture
+def plan_for_a_gpu(monkeypatch):
+    """Fusion plans and writes its code as for a GPU (here the interpreter then runs it)."""
+    from torch_triton_hop import _compat, _compat_inductor
+
+    monkeypatch.setattr(_compat_inductor, "triton_compiles_for", lambda device: True)
+    monkeypatch.setattr(_compat, "is_interpreted_kernel", lambda kernel: False)

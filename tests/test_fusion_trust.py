@@ -429,15 +429,6 @@ def square_then_compare(x):
     return ((out > -0.25) ^ (out < 3.0)).to(torch.float32)
 
 
-@pytest.fixture
-def plan_for_a_gpu(monkeypatch):
-    """Fusion plans and writes its code as for a GPU (here the interpreter then runs it)."""
-    from torch_triton_hop import _fusion
-
-    monkeypatch.setattr(_fusion._compat_inductor, "triton_compiles_for", lambda device: True)
-    monkeypatch.setattr(_fusion._compat, "is_interpreted_kernel", lambda kernel: False)
-
-
 def test_what_the_compiler_knows_of_a_stored_value_does_not_reach_the_epilogue():
     """x * x > -0.25 holds for every x but NaN. Through a register move (inline asm) ptxas saw
     the product and folded the fused comparison to true, NaN lanes included (there

@@ -271,3 +271,19 @@ def test_narrow_integer_and_bool_results_are_stored_as_the_program_computes_them
         return out, h
 
     check(f, x, r, stored=True, caplog=caplog)
+
+
+def test_a_residual_sum_of_an_embedding_is_stored(plan_for_a_gpu, caplog):
+    """The first residual add of a transformer reads the embedding: rows of the table, the same
+    values in memory as in any kernel that gathers them, and no product an add could contract
+    with on a GPU (see [Note: Values at a fused region's boundary]). Planned as for a GPU, where
+    the boundary rules differ from the interpreter's."""
+    torch.manual_seed(0)
+    table, tokens = torch.randn(50, 24, device=DEVICE), torch.randint(0, 50, (16,), device=DEVICE)
+    attn = torch.randn(16, 24, device=DEVICE)
+
+    def f(table, tokens, attn):
+        h = torch.nn.functional.embedding(tokens, table) + attn
+        return norm(h), h * 2.0
+
+    check(f, table, tokens, attn, stored=True, caplog=caplog)

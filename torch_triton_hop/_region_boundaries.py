@@ -22,7 +22,8 @@
 #  - or it is held as its own dtype: int64, a compare's or logical op's bool, a conversion to a
 #    dtype held as itself (int8, fp32, ...), a conversion to fp16 / bf16 of a dtype they hold
 #    exactly (uint8, int8, bool), fp32 / fp64 that (on a GPU) is not a product;
-#  - or it moves, selects or widens such values (views, flip, neg, abs, maximum, where, ...);
+#  - or it moves, selects or widens such values (views, flip, a gather or embedding, neg, abs,
+#    maximum, where, ...);
 #  - or (an epilogue's result) only consumers that take a buffer use it: the graph's outputs,
 #    launches, extern kernels, a copy into a tensor of its dtype.
 # Anything else is refused, the reason logged: whether inductor keeps a value in registers is its
@@ -54,7 +55,7 @@ _CONVERSIONS = {prims.convert_element_type.default, aten._to_copy.default}
 # Ops whose result is one of their first argument's elements (the rest are indices or shapes).
 _MOVES = {aten.clone.default, aten._unsafe_view.default, aten.reshape.default, aten.flip.default, prims.rev.default,
           aten.roll.default, aten.repeat.default, aten.index_select.default,
-          aten.gather.default, aten.index.Tensor}
+          aten.gather.default, aten.index.Tensor, aten.embedding.default}
 # Ops whose result is one of their tensor arguments' values, or a value their dtype holds
 # whatever type the kernel computes in (where's condition only selects).
 _SELECTS = {aten.neg.default, aten.abs.default, aten.relu.default, aten.sign.default, aten.floor.default,
