@@ -282,13 +282,11 @@ def rows(x):
     return out
 
 
-def test_a_prologue_behind_a_view_whose_size_the_graph_cannot_rebuild_is_not_fused(monkeypatch):
+def test_a_prologue_behind_a_view_whose_size_the_graph_cannot_rebuild_is_not_fused():
     """`hv = h.view(-1)` with `hv.shape[0]` read, where h's rows come from .item() (an unbacked
     size): fused, the view would go and its size query be rebuilt from the graph's inputs, which
     cannot be done. The prologue is refused and the compile goes on (a slip of the eighteenth
     session made it an InductorError)."""
-    monkeypatch.setattr(torch._dynamo.config, "capture_scalar_outputs", True)
-
     def f(x, y, count):
         n = count.item()
         torch._check(n >= 1)
@@ -300,7 +298,8 @@ def test_a_prologue_behind_a_view_whose_size_the_graph_cannot_rebuild_is_not_fus
         return out
 
     x, y = torch.randn(16, 8, device=DEVICE), torch.randn(128, device=DEVICE)
-    refused(f, x, y, torch.tensor(5, device=DEVICE), reason="is not an input of the graph")
+    with torch._dynamo.config.patch(capture_scalar_outputs=True):
+        refused(f, x, y, torch.tensor(5, device=DEVICE), reason="is not an input of the graph")
 
 
 def test_a_prologue_loaded_in_a_loop_is_fused_only_when_it_reads_no_more_bytes_or_each_element_once():
