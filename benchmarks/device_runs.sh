@@ -20,6 +20,8 @@
 #       # (GPUS=4 JOBS=32: the jobs spread over 4 GPUs, round robin)
 #   PART=tests bash benchmarks/device_runs.sh stored_x2   # 2 GPUs: fusion tests; Liger, Llama, corpus, fuzz tests
 #   PART=bench bash benchmarks/device_runs.sh stored_x2   # 2 GPUs: the Llama benchmark at two shapes
+#   PART=tests bash benchmarks/device_runs.sh donated_x2  # 2 GPUs: inductor, fusion, Liger, AOTI, docs tests
+#   PART=bench bash benchmarks/device_runs.sh donated_x2  # 2 GPUs: as stored_x2's
 #   bash benchmarks/device_runs.sh proof_x4        # 4 GPUs: fusion tests, other GPU tests, fusion.py, Llama
 #   bash benchmarks/device_runs.sh cfg_x4          # 4 GPUs: fusion + store-coverage tests; the fuzzer, seed 17, on 3
 #       # (OTHER=1 SEED=18 JOBS=8: GPU 1 runs the Liger, fusion-corpus, inductor and AOTI tests; fuzz on 2)
@@ -206,6 +208,22 @@ stored_x2)
             2>&1 | grep -v "warn_once\|dynamo_pgo" | tail -30 > "$OUT/llama_second.log" &
         wait
         tail -n 25 "$OUT/llama.log" "$OUT/llama_second.log" | tee -a "$OUT/stored_x2_bench.log"
+    fi
+    ;;
+donated_x2)
+    # 2 GPUs, one job each (nineteenth session: saved activations written in place).
+    # PART=bench: stored_x2's benchmark. PART=tests: GPU 0 the gpu-marked inductor, fusion and
+    # stored-prologue tests; GPU 1 Liger, the Llama test, the AOTI tests and the docs examples.
+    nvidia-smi -L > "$OUT/donated_x2_${PART:-tests}.log"
+    if [ "${PART:-tests}" = tests ]; then
+        CUDA_VISIBLE_DEVICES=0 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_inductor.py \
+            tests/test_stored_prologue.py tests/test_fusion.py tests/test_aliasing.py > "$OUT/gpu_inductor_fusion.log" 2>&1 &
+        CUDA_VISIBLE_DEVICES=1 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_liger.py \
+            tests/test_llama_liger.py tests/test_aoti.py tests/test_docs_examples.py > "$OUT/gpu_liger_aoti_docs.log" 2>&1 &
+        wait
+        tail -n 4 "$OUT/gpu_inductor_fusion.log" "$OUT/gpu_liger_aoti_docs.log" | tee -a "$OUT/donated_x2_tests.log"
+    else
+        PART=bench bash "$0" stored_x2
     fi
     ;;
 proof_x4)

@@ -334,6 +334,37 @@ def is_backward_tangent(node: torch.fx.Node) -> bool:
     return node.op == "placeholder" and str(node.target).startswith("tangents")
 
 
+def donated_backward_inputs(graph: torch.fx.Graph) -> set[torch.fx.Node]:
+    """The placeholders of backward graph `graph` that AOTAutograd donates to it: saved tensors
+    no forward input, user-visible forward output or gradient output shares memory with.
+
+    torch 2.11-2.13: AOTAutograd records their placeholder indices in
+    TracingContext.fw_metadata.bw_donated_idxs (torch._functorch.config.donated_buffer, on by
+    default), read by inductor's GraphLowering through torch._inductor.utils.get_donated_idxs
+    to make them DonatedBuffers whose memory inductor reuses; the list is empty where the
+    backward runs with retain_graph or create_graph, and a backward compiled with donated
+    buffers refuses to run with either. The list is the backward's only while a backward graph
+    (one with tangents_N placeholders, see is_backward_tangent) is compiled; any other graph
+    gets the empty set.
+    """
+    placeholders = list(graph.find_nodes(op="placeholder"))
+    if not any(map(is_backward_tangent, placeholders)):
+        return set()
+    return {placeholders[i] for i in donated_input_indices()
+            if 0 <= i < len(placeholders) and not is_backward_tangent(placeholders[i])}
+
+
+def donated_input_indices() -> tuple[int, ...]:
+    """The backward placeholder indices AOTAutograd donates in the compile under way (see
+    donated_backward_inputs), () where none or outside AOTAutograd."""
+    try:
+        from torch._inductor.utils import get_donated_idxs
+
+        return tuple(get_donated_idxs() or ())
+    except (ImportError, AttributeError):
+        return ()
+
+
 def inductor_imported() -> bool:
     import sys
 

@@ -325,6 +325,10 @@ _LAUNCHES = (triton_kernel_wrapper_mutation, triton_kernel_wrapper_functional)
 _compat_inductor.add_to_graph_cache_keys("torch_triton_hop_source", _LAUNCHES, lambda gm: package_digest())
 # ... and on the fusion switch, which changes what the same graph compiles to ...
 _compat_inductor.add_to_graph_cache_keys("torch_triton_hop_fusion", _LAUNCHES, lambda gm: config.fusion)
+# ... and on the saved tensors AOTAutograd donates to a backward, which the reinplacing pass
+# writes in place (none under retain_graph). See [Note: Reinplacing functional launches].
+_compat_inductor.add_to_graph_cache_keys("torch_triton_hop_donated", _LAUNCHES,
+                                         lambda gm: _compat_inductor.donated_input_indices())
 
 
 def _launched_module_constants(gm: torch.fx.GraphModule) -> list[str]:

@@ -125,7 +125,14 @@ def register() -> None:
 #    in the graph. A backward graph's tangent (the gradient of a forward output) is the
 #    exception: AOTAutograd writes nothing back into tangents, but the graph writes one only
 #    because the user's backward wrote the gradient it was given (Liger's RMSNorm backward
-#    passes dY as dX), as eager does to that same tensor.
+#    passes dY as dX), as eager does to that same tensor. So is a saved tensor AOTAutograd
+#    donates to the backward (one no forward input, user-visible output or gradient shares
+#    memory with; none where the backward runs with retain_graph, see
+#    _compat_inductor.donated_backward_inputs): inductor reuses such memory for its own
+#    buffers, and the user's backward wrote it in eager (Liger's SwiGLU backward writes the
+#    gradients into the saved activations a and b). A copy there is a whole read and write of
+#    each activation for nothing: inductor, reusing the dead input for the clone, emits it as
+#    an in-place identity copy.
 # Otherwise U is copied, exactly as functionalization asked: a single argument by an
 # aten.clone before the launch; a group by the functional lowering, which copies its span
 # once (the whole launch is left to it then). The rewritten node is
@@ -199,8 +206,8 @@ def _write_backs(graph: torch.fx.Graph, order: dict[torch.fx.Node, int], node: t
 
 
 def _in_place_refusal(graph: torch.fx.Graph, order: dict[torch.fx.Node, int], node: torch.fx.Node,
-                      unit: list[str], accessed: set[str], getitems: dict[str, torch.fx.Node]
-                      ) -> tuple[str | None, dict[torch.fx.Node, torch.fx.Node], list[torch.fx.Node]]:
+                      unit: list[str], accessed: set[str], getitems: dict[str, torch.fx.Node],
+                      donated: set[torch.fx.Node]) -> tuple[str | None, dict[torch.fx.Node, torch.fx.Node], list[torch.fx.Node]]:
     """Why `unit` (argument names of launch `node`) cannot be written in place (None if it can),
     its write-back scatters with their bases, and the epilogue copies into inputs.
     See [Note: Reinplacing functional launches]."""
@@ -230,7 +237,7 @@ def _in_place_refusal(graph: torch.fx.Graph, order: dict[torch.fx.Node, int], no
     copies_back = [user for shared, user in later_uses
                    if user.target is torch.ops.aten.copy_.default and shared in inputs
                    and user.args[0] is shared and puts_back(user.args[1], shared)]
-    if not copies_back and not all(map(_compat_inductor.is_backward_tangent, inputs)):
+    if not copies_back and not all(_compat_inductor.is_backward_tangent(n) or n in donated for n in inputs):
         return "the memory belongs to a graph input the program does not write", {}, []
     first_copy = min((order[c] for c in copies_back), default=None)
     for shared, user in later_uses:
@@ -321,6 +328,7 @@ def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
     grouped = {name for group in groups for name in group}
     units = groups + [[name] for name in written if name not in grouped]
     order = {n: i for i, n in enumerate(graph.nodes)}
+    donated = _compat_inductor.donated_backward_inputs(graph)
     in_place: dict[str, tuple[dict[torch.fx.Node, torch.fx.Node], list[torch.fx.Node]]] = {}
     refusals: dict[str, str] = {}
     for unit in units:
@@ -328,7 +336,8 @@ def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
             refusals[",".join(unit)] = ("its members have dtypes of different widths, which inductor reinterprets "
                                         "correctly only in a fresh copy")
             continue
-        reason, scatters, copies_back = _in_place_refusal(graph, order, node, unit, accessed_names, getitems)
+        reason, scatters, copies_back = _in_place_refusal(graph, order, node, unit, accessed_names, getitems,
+                                                          donated)
         if reason is None:
             in_place[",".join(unit)] = scatters, copies_back
         else:
