@@ -22,6 +22,8 @@
 #   PART=bench bash benchmarks/device_runs.sh stored_x2   # 2 GPUs: the Llama benchmark at two shapes
 #   PART=tests bash benchmarks/device_runs.sh donated_x2  # 2 GPUs: inductor, fusion, Liger, AOTI, docs tests
 #   PART=bench bash benchmarks/device_runs.sh donated_x2  # 2 GPUs: as stored_x2's
+#   PART=tests bash benchmarks/device_runs.sh over_input_x2  # 2 GPUs: fusion tests with test_output_over_input, ...
+#   PART=bench bash benchmarks/device_runs.sh over_input_x2  # 2 GPUs: as stored_x2's
 #   bash benchmarks/device_runs.sh proof_x4        # 4 GPUs: fusion tests, other GPU tests, fusion.py, Llama
 #   bash benchmarks/device_runs.sh cfg_x4          # 4 GPUs: fusion + store-coverage tests; the fuzzer, seed 17, on 3
 #       # (OTHER=1 SEED=18 JOBS=8: GPU 1 runs the Liger, fusion-corpus, inductor and AOTI tests; fuzz on 2)
@@ -222,6 +224,23 @@ donated_x2)
             tests/test_llama_liger.py tests/test_aoti.py tests/test_docs_examples.py > "$OUT/gpu_liger_aoti_docs.log" 2>&1 &
         wait
         tail -n 4 "$OUT/gpu_inductor_fusion.log" "$OUT/gpu_liger_aoti_docs.log" | tee -a "$OUT/donated_x2_tests.log"
+    else
+        PART=bench bash "$0" stored_x2
+    fi
+    ;;
+over_input_x2)
+    # 2 GPUs (nineteenth session: outputs written over the kernel's own input, split apart).
+    # PART=tests: GPU 0 the gpu-marked fusion tests with test_output_over_input; GPU 1 Liger, the
+    # Llama test, the inductor and fusion-corpus tests. PART=bench: stored_x2's benchmark.
+    nvidia-smi -L > "$OUT/over_input_x2_${PART:-tests}.log"
+    if [ "${PART:-tests}" = tests ]; then
+        CUDA_VISIBLE_DEVICES=0 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_output_over_input.py \
+            tests/test_stored_prologue.py tests/test_store_coverage.py tests/test_fusion_trust.py tests/test_fusion.py \
+            tests/test_aliasing.py > "$OUT/gpu_fusion_tests.log" 2>&1 &
+        CUDA_VISIBLE_DEVICES=1 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_liger.py \
+            tests/test_llama_liger.py tests/test_inductor.py tests/test_fusion_corpus.py > "$OUT/gpu_other_tests.log" 2>&1 &
+        wait
+        tail -n 4 "$OUT/gpu_fusion_tests.log" "$OUT/gpu_other_tests.log" | tee -a "$OUT/over_input_x2_tests.log"
     else
         PART=bench bash "$0" stored_x2
     fi

@@ -62,7 +62,7 @@ from ._fusion_candidates import Candidate, LaunchFusion, Refused, fresh_buffer, 
 from ._fx_values import node_value
 from ._fusion_source import FusedArgument, NotFusible, rewrite_kernel_source
 from ._host_folds import host_folds
-from ._hops import kernel_arguments, tensors_accessed, triton_kernel_wrapper_functional
+from ._hops import kernel_arguments, parse_shared_memory, tensors_accessed, triton_kernel_wrapper_functional
 from ._contractions import division_difference
 from ._layouts import layout_difference
 from ._pointwise_triton import TRITON_DTYPES, Operand, helper_source, operand_offset
@@ -114,6 +114,27 @@ class _Plan:
 # [Note: Values at a fused region's boundary]). h's other users must come after the launch
 # in the graph (they read what it stores) and be no operand of another fused region of the
 # launch. Static sizes only, as the proof.
+
+# [Note: An output written over the kernel's own input]
+# TL;DR: `dY = a + b; kernel(dY_ptr=dY, dX_ptr=dY); out = r + dY` (Liger's RMSNorm backward
+# writes dX over dY): where provably exact, the kernel gets a fresh buffer for dX_ptr, and
+# pointwise code fuses on both sides, a prologue into dY_ptr's loads and an epilogue at
+# dX_ptr's stores, as for a kernel with an output of its own.
+# Functionalization passes such a pair as one shared_memory group (see [Note: Arguments that
+# share memory]); the fusion refuses grouped arguments, for the kernel reads what it writes.
+# Giving the written argument a buffer of its own changes nothing the program computes where:
+#  - the pair is one tensor passed twice (the same graph node, or one view op on the same
+#    arguments), the kernel only tl.loads the one and only tl.stores the other, and no
+#    autotuner resets either;
+#  - the kernel stores every element of the layout ([Note: A proof that a kernel stores
+#    every element]): none keeps the input's value, which a fresh buffer would not hold;
+#  - each element is loaded through the read argument only by the program that stores it,
+#    and before that program's first store to it (the same evaluation, following the loads
+#    too, in program order): the loads see the input's values either way. A program that
+#    reads a row another program writes, or reads back what it stored, is refused; so is any
+#    load the evaluation does not follow.
+# The pair is split before the candidates are planned (LaunchFusion.split_outputs_over_inputs)
+# and joined again if neither side fuses: a separate buffer alone gains nothing.
 
 
 @dataclasses.dataclass
@@ -188,14 +209,25 @@ def _plan_launch(graph: torch.fx.Graph, node: torch.fx.Node) -> _LaunchPlan | No
                   "(%s), which LLVM compiles one way or another depending on the code around it (see [Note: Float16 "
                   "roundings of bfloat16 arithmetic])", node.name, name, ", ".join(accessed.mixed_half_roundings))
         return None
-    fn = _compat.python_function(base)
+    split, split_refused = launch.split_outputs_over_inputs(accessed)
+    planned = _plan_candidates(launch, accessed, split_refused)
+    for written, read in split.items():  # a pair neither side of which fused is left as it was
+        if planned is None or not {written, read} & set(planned.candidates):
+            launch.join_again(written, read)
+    return planned
+
+
+def _plan_candidates(launch: LaunchFusion, accessed: Any, split_refused: dict[str, str]) -> _LaunchPlan | None:
+    node = launch.node
+    name = kernel_key_name(node.kwargs["kernel"])
+    fn = _compat.python_function(base_kernel(kernel_side_table.get_kernel(node.kwargs["kernel"])))
     candidates: dict[str, Candidate] = {}
     refusals: dict[str, str] = {}
     for arg in launch.written:
         try:
             candidates[arg] = launch.epilogue(arg, accessed)
         except (Refused, NotFusible) as e:
-            refusals[arg] = str(e)
+            refusals[arg] = split_refused.get(arg, str(e))
     for arg in accessed.reads:
         if arg in launch.written or arg in accessed.writes:
             continue
@@ -447,9 +479,13 @@ def _replace(launch: LaunchFusion, fused_key: str, candidates: dict[str, Candida
                 kwargs[plans[arg].stored] = _stored_buffer(graph, candidate.sink)
             kwargs.update({param: launch.sizes.node(value) for param, value in plans[arg].sizes.items()})
             kwargs.update(plans[arg].scalar_args())
+        # A pair written over its input and split apart shares memory no longer.
+        groups = [",".join(g) for g in parse_shared_memory(node.kwargs.get("shared_memory"))
+                  if not set(g) & set(launch.split)]
         new_node = graph.call_function(triton_kernel_wrapper_functional, (),
-                                       {**node.kwargs, "kernel": fused_key, "kwargs": kwargs,
-                                        "tensors_to_clone": written})
+                                       {**{k: v for k, v in node.kwargs.items() if k != "shared_memory"},
+                                        "kernel": fused_key, "kwargs": kwargs, "tensors_to_clone": written,
+                                        **({"shared_memory": groups} if groups else {})})
         new_node.meta.update({k: v for k, v in node.meta.items() if k not in ("val", "tensor_meta")})
         new_node.meta["val"] = tuple(_compat_inductor.clone_fake(node_value(kwargs[n])) for n in written)
     with graph.inserting_after(new_node):

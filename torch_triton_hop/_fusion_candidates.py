@@ -22,7 +22,7 @@ from ._hops import parse_shared_memory, triton_kernel_wrapper_functional, triton
 from ._pointwise_triton import is_pointwise, is_row_major
 from ._region_boundaries import boundary_difference
 from ._side_table import kernel_layers, kernel_side_table
-from ._store_coverage import reloaded_reason, unstored_reason
+from ._store_coverage import read_after_store_reason, reloaded_reason, unstored_reason
 from ._unwritten_elements import absorbed_value, ignored_value
 
 # The fusion pass's one debug log: what fused, and why the rest did not.
@@ -75,12 +75,23 @@ def _same_layout(a: torch.Tensor, b: torch.Tensor) -> bool:
 def _reshaping_view(node: Any) -> bool:
     """A view of a contiguous tensor as another contiguous shape of the same dtype: each
     element keeps its offset from the storage offset, which is the same."""
-    if not isinstance(node, torch.fx.Node) or node.op != "call_function" or node.target not in _VIEWS:
+    if not isinstance(node, torch.fx.Node) or node.op != "call_function" or \
+            node.target not in (*_VIEWS, aten.as_strided.default):
         return False
     view, base = node_value(node), node_value(node.args[0]) if node.args else None
     return (isinstance(view, torch.Tensor) and isinstance(base, torch.Tensor) and view.dtype == base.dtype
             and is_row_major(view) and is_row_major(base)
-            and _compat.statically_known_true(view.storage_offset() == base.storage_offset()))
+            and _compat.statically_known_true(view.storage_offset() == base.storage_offset())
+            # as_strided (functionalization's view of a written span) may take a part: all of it only
+            and (node.target is not aten.as_strided.default
+                 or _compat.statically_known_true(view.numel() == base.numel())))
+
+
+def _same_view(a: Any, b: torch.fx.Node) -> bool:
+    """`a` and `b` are one view op on the same arguments (functionalization views a tensor passed
+    twice once per argument): the same elements."""
+    return (isinstance(a, torch.fx.Node) and a.op == b.op == "call_function" and a.target == b.target
+            and a.target in (*_VIEWS, aten.as_strided.default) and a.args == b.args and a.kwargs == b.kwargs)
 
 
 def _data_users(node: torch.fx.Node) -> set[torch.fx.Node]:
@@ -148,6 +159,7 @@ class LaunchFusion:
         self.sizes = SymbolicSizes(graph)
         self.value: dict[str, torch.fx.Node] = {}
         self.unstored: dict[str, str | None] = {}
+        self.split: dict[str, str] = {}  # written argument -> the read one it was passed as too
         for user in node.users:
             if user.target is not operator.getitem:
                 raise Refused(f"{user.name} uses the launch's result as a whole")
@@ -248,6 +260,60 @@ class LaunchFusion:
             raise Refused(f"{ignored} (no proof that it stores every element: {self._unstored(name)})")
         self.views[name], self.value[name] = views, root
         return Candidate("epilogue", chosen, sink, operands)
+
+    # -- outputs written over an input ----------------------------------------------------
+    def split_outputs_over_inputs(self, accessed: Any) -> tuple[dict[str, str], dict[str, str]]:
+        """Per shared_memory pair (one tensor passed as an argument the kernel reads and as one
+        it stores to) that may be split, the written argument given a fresh buffer of its
+        layout: {written: read}; and per pair that may not, why. See [Note: An output written
+        over the kernel's own input]."""
+        split: dict[str, str] = {}
+        refused: dict[str, str] = {}
+        for group in parse_shared_memory(self.node.kwargs.get("shared_memory")):
+            writes = [n for n in group if n in accessed.writes]
+            reads = [n for n in group if n not in accessed.writes]
+            if len(group) != 2 or len(writes) != 1 or len(reads) != 1:
+                continue
+            (written,), (read,) = writes, reads
+            value, twin = self.kwargs[read], self.kwargs[written]
+            if not isinstance(value, torch.fx.Node) or not (twin is value or _same_view(twin, value)):
+                continue  # overlapping views: not the same elements through both
+            if written in accessed.reads or set(accessed.write_ops.get(written, ())) != {"tt.store"} \
+                    or set(accessed.read_ops.get(read, ())) != {"tt.load"}:
+                continue
+            if written not in self.getitems or ({written, read} & self._autotuner_resets()):
+                continue
+            node = self.node
+            reason = read_after_store_reason(
+                node.kwargs["kernel"], self.vals, node.kwargs["constant_args"],
+                kernel_side_table.get_configs(node.kwargs["configs"]), list(node.kwargs["grids"]), written, read)
+            if reason:
+                refused[written] = (f"the kernel writes it over {read} (one tensor), and no proof that it loads each "
+                                    f"element before storing to it: {reason}")
+                continue
+            if twin is not value:  # the same view computed twice: the launch takes the first twice
+                node.update_kwarg("kwargs", {**node.kwargs["kwargs"], written: value})
+                if not twin.users:
+                    self.graph.erase_node(twin)
+            old = node_value(value)
+            with self.graph.inserting_before(node):
+                buffer = self.graph.call_function(aten.empty_strided.default, (list(old.size()), list(old.stride())),
+                                                  {"dtype": old.dtype, "device": old.device})
+            buffer.meta["val"] = old.new_empty_strided(old.size(), old.stride())
+            self.order[buffer] = self.order[node] - 0.5
+            self.kwargs[written], self.vals[written] = buffer, buffer.meta["val"]
+            self.grouped -= {written, read}
+            split[written] = read
+        self.split.update(split)
+        return split, refused
+
+    def join_again(self, written: str, read: str) -> None:
+        """Undo split_outputs_over_inputs for one pair (nothing fused on either side)."""
+        buffer = self.kwargs[written]
+        self.kwargs[written], self.vals[written] = self.kwargs[read], self.vals[read]
+        self.grouped |= {written, read}
+        self.graph.erase_node(buffer)
+        del self.order[buffer], self.split[written]
 
     def _unstored(self, name: str) -> str | None:
         """Why the launch may leave elements of written `name` unstored; None where it provably

@@ -52,7 +52,7 @@ from ._index_values import (
     type_shape, where_live)
 from ._ttir import Block, Function, Op, parse_module, resolve_location, walk
 
-__all__ = ["unstored_reason", "reloaded_reason"]
+__all__ = ["unstored_reason", "reloaded_reason", "read_after_store_reason"]
 
 _CHUNK_ELEMENTS = 1 << 20  # elements per value per chunk of programs
 _WORK_LIMIT = 1 << 28      # elements computed in all (about 1.5 s), past which there is no proof
@@ -78,8 +78,17 @@ def reloaded_reason(kernel_key: str, kwargs: dict[str, Any], constant_args: str,
     return _reason(kernel_key, kwargs, constant_args, configs, grids, argument, "load", False, True)
 
 
+def read_after_store_reason(kernel_key: str, kwargs: dict[str, Any], constant_args: str,
+                            configs: list[dict[str, Any]], grids: list, written: str, read: str) -> str | None:
+    """None where every launch this node can make stores every element of `written`, and loads
+    an element through `read` (the same tensor passed again) only in the program that stores
+    it and before it does; else why that is not proven. See [Note: An output written over
+    the kernel's own input]."""
+    return _reason(kernel_key, kwargs, constant_args, configs, grids, written, "store", True, False, read)
+
+
 def _reason(kernel_key: str, kwargs: dict[str, Any], constant_args: str, configs: list[dict[str, Any]], grids: list,
-            name: str, access: str, every: bool, once: bool) -> str | None:
+            name: str, access: str, every: bool, once: bool, read: str | None = None) -> str | None:
     from ._hops import kernel_arguments  # the HOP module imports the fusion pass's modules
 
     tensor = kwargs[name]
@@ -91,7 +100,7 @@ def _reason(kernel_key: str, kwargs: dict[str, Any], constant_args: str, configs
         [(arguments, grids[:3])]
     try:
         for args, grid in runs:
-            _check_run(kernel_key, args, tuple(grid), name, layout, access, every, once)
+            _check_run(kernel_key, args, tuple(grid), name, layout, access, every, once, read)
     except NoProof as e:
         return str(e)
     except Exception as e:  # noqa: BLE001  TTIR this does not read: no proof, the safe path
@@ -100,7 +109,8 @@ def _reason(kernel_key: str, kwargs: dict[str, Any], constant_args: str, configs
 
 
 def _check_run(kernel_key: str, args: dict[str, Any], grid: tuple[int, ...], output: str,
-               layout: tuple[tuple[int, ...], tuple[int, ...]], access: str, every: bool, once: bool) -> None:
+               layout: tuple[tuple[int, ...], tuple[int, ...]], access: str, every: bool, once: bool,
+               read: str | None = None) -> None:
     base = base_kernel(kernel_side_table.get_kernel(kernel_key))
     args = complete_arguments(kernel_side_table.get_kernel(kernel_key), args)
     scalars = {}
@@ -110,14 +120,14 @@ def _check_run(kernel_key: str, args: dict[str, Any], grid: tuple[int, ...], out
         if isinstance(value, int):  # bool too: an i1 parameter
             scalars[name] = value
     # Module constants decide the TTIR as constexprs do (see [Note: Module constants of a kernel]).
-    key = (kernel_key, module_constants(base), grid, output, access, layout,
+    key = (kernel_key, module_constants(base), grid, output, access, read, layout,
            tuple(sorted((n, repr(v) if not isinstance(v, torch.Tensor) else ("tensor", v.dtype))
                         for n, v in args.items())))
     with _results_lock:
         cached = _results.get(key)
     if cached is None:
         try:
-            cached = ("", *_prove(base, args, scalars, grid, output, layout, access))
+            cached = ("", *_prove(base, args, scalars, grid, output, layout, access, read))
         except NoProof as e:
             cached = (str(e), 0, 0)
         with _results_lock:
@@ -140,10 +150,12 @@ _results_lock = threading.Lock()
 
 
 def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple[int, ...], output: str,
-           layout: tuple[tuple[int, ...], tuple[int, ...]], access: str) -> tuple[int, int]:
+           layout: tuple[tuple[int, ...], tuple[int, ...]], access: str, read: str | None = None) -> tuple[int, int]:
     """(elements of the layout no `access` (tt.store / tt.load) of `output` reaches, accesses
     past the first to an element); NoProof where the accesses' addresses, masks or conditions
-    are not followed, or an access may fall outside the layout's span."""
+    are not followed, or an access may fall outside the layout's span. With `read` (stores
+    only), also NoProof where a tt.load through `read` reaches an element after a store to it,
+    or in another program than the one storing it."""
     text, folded = _compat.generate_ttir_text(base, args)
     functions, aliases = parse_module(text)
     entry = entry_function(functions, base)
@@ -152,7 +164,10 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
         raise NoProof("the kernel's TTIR parameters could not be matched to its arguments")
     if output not in names:
         raise NoProof(f"{output} is not a parameter of the kernel's TTIR")
-    program = _Program(_Inliner(functions).inlined(entry), names.index(output), access)
+    if read is not None and read not in names:
+        raise NoProof(f"{read} is not a parameter of the kernel's TTIR")
+    program = _Program(_Inliner(functions).inlined(entry), names.index(output), access,
+                       names.index(read) if read is not None else None)
     params = {}
     for index, (param, name) in enumerate(zip(entry.params, names)):
         value = args.get(name) if name is not None else None
@@ -168,13 +183,18 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
     written = np.zeros(max(span, 0), dtype=bool)
     programs = int(np.prod(grid))
     chunk = max(1, _CHUNK_ELEMENTS // program.largest)
-    evaluator = _Evaluator(program, written, grid)
+    evaluator = _Evaluator(program, written, grid, tracked=read is not None)
     try:
         for start in range(0, programs, chunk):
             evaluator.run(params, np.arange(start, min(start + chunk, programs), dtype=np.int64))
     except NoProof as e:
         where = resolve_location(e.op.loc, aliases) if e.op is not None else None
         raise NoProof(f"{e} ({where})" if where else str(e)) from None
+    if read is not None:
+        crossed = int(((evaluator.loader != -1) & (evaluator.loader != evaluator.owner)).sum())
+        if crossed:
+            raise NoProof(f"{crossed} elements of {read} are loaded by another program than the one that stores them "
+                          f"through {output} (grid {list(grid)})")
     if span == int(np.prod(sizes)):  # dense (contiguous or permuted): every element of the span
         missing = int((~written).sum())
     else:
@@ -248,7 +268,7 @@ _EVALUATED_REGIONS = {"scf.for", "scf.if", "scf.while"}
 class _Program:
     """The entry function's stores (or loads) through the output and what their addresses need."""
 
-    def __init__(self, entry: Function, output: int, access: str = "store") -> None:
+    def __init__(self, entry: Function, output: int, access: str = "store", read: int | None = None) -> None:
         self.entry = entry
         self.parent: dict[Op, Op | None] = {}
         self.defining: dict[int, tuple[Op, int]] = {}   # result -> (op, index)
@@ -270,12 +290,20 @@ class _Program:
         self.role = "the output" if access == "store" else "the argument"  # for messages
         self.accesses = []  # the tt.stores (tt.loads) of the output
         kinds = WRITE_OPS if access == "store" else {"tt.load"}
+        kinds = kinds | ({"tt.load"} if read is not None else set())
+        self.read = read  # a parameter whose tt.loads are followed too, with the stores
         for op in walk(entry.body):
             if op.name not in kinds:
                 continue
             base = bases.get(op.operands[0])
             if base is None:
                 raise NoProof(f"{op.name} accesses memory through a pointer that may be {entry.name}'s output")
+            if read is not None and base == read and op.name == "tt.load":
+                enclosing = self._enclosing(op)
+                if any(o.name not in _EVALUATED_REGIONS for o in enclosing):
+                    raise NoProof(f"a load of the argument read is inside {enclosing[0].name}")
+                self.accesses.append(op)
+                continue
             if base != output:
                 continue
             if op.name != "tt." + access:
@@ -441,8 +469,12 @@ def _mask_operand(op: Op) -> list[int]:
 class _Evaluator:
     """Evaluates a _Program over chunks of programs, marking the output's stored elements."""
 
-    def __init__(self, program: _Program, written: np.ndarray, grid: tuple[int, ...]) -> None:
+    def __init__(self, program: _Program, written: np.ndarray, grid: tuple[int, ...], tracked: bool = False) -> None:
         self.program, self.written = program, written
+        # With a followed read (_Program.read): per element of the span, the program that
+        # stores it and the one that loads it (-1: none yet, -2: several).
+        self.owner = np.full(written.shape, -1, dtype=np.int64) if tracked else None
+        self.loader = np.full(written.shape, -1, dtype=np.int64) if tracked else None
         self.grid = tuple(grid) + (1,) * (3 - len(grid))
         self.work = 0
         self.accesses = 0  # elements accessed, each time
@@ -452,6 +484,7 @@ class _Evaluator:
         self.env: dict[int, Any] = dict(params)
         g0, g1, _ = self.grid
         self.program_ids = (programs % g0, (programs // g0) % g1, programs // (g0 * g1))
+        self.linear_ids = programs
         self.count = programs.size
         self._blocks(self.program.entry.body)
 
@@ -538,8 +571,31 @@ class _Evaluator:
         self._charge(stored)
         if stored.size and (stored.min() < 0 or stored.max() >= self.written.size):
             raise NoProof(f"a {op.name.removeprefix('tt.')} may fall outside {self.program.role}", op)
+        if self.owner is not None:
+            ids = self.linear_ids.reshape((-1,) + (1,) * (offsets.ndim - 1))
+            if self._track(op, stored, np.broadcast_to(ids, shape)[chosen]):
+                return  # a load through the read argument: nothing stored
         self.written[stored] = True
         self.accesses += stored.size
+
+    def _track(self, op: Op, elements: np.ndarray, ids: np.ndarray) -> bool:
+        """Records which program stores / loads each element (ops run in program order, all
+        programs of a chunk in step); True for a load. NoProof where a load follows a store to
+        the element, or two programs store it."""
+        if op.name == "tt.load":
+            if self.written[elements].any():
+                raise NoProof(f"the kernel loads {int(self.written[elements].sum())} elements through the argument "
+                              "it reads after storing to them", op)
+            before = self.loader[elements]
+            self.loader[elements] = ids
+            several = ((before != -1) & (before != ids)) | (self.loader[elements] != ids)
+            self.loader[elements[several]] = -2
+            return True
+        before = self.owner[elements]
+        self.owner[elements] = ids
+        if (((before != -1) & (before != ids)) | (self.owner[elements] != ids)).any():
+            raise NoProof("two programs store the same element", op)
+        return False
 
     def _for(self, op: Op, active: Any) -> None:
         lower, upper, step = (self.env.get(o, UNKNOWN) for o in op.operands[:3])

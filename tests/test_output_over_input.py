@@ -1,0 +1,183 @@
+"""A kernel that writes its output over its own input (one tensor passed as an argument it reads
+and as one it stores to: Liger's RMSNorm backward passes dY as dX): the fusion gives the
+output a fresh buffer where a proof shows that the kernel loads each element before storing
+to it, in the program that stores it, and stores every element. Pointwise code then fuses
+on both sides: a prologue into the input, an epilogue on the output (see [Note: An output
+written over the kernel's own input]).
+
+Every case runs eagerly and compiled with fusion off and on (check_exact: the fused result
+equals the unfused compile's or eager's, bit for bit), and asserts what fused, or the reason
+it did not.
+"""
+
+import logging
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from torch_triton_hop import wrap_triton
+
+from test_fusion_trust import DEVICE, FUSION_LOG, check_exact
+
+pytestmark = pytest.mark.any_device
+
+
+@triton.jit
+def rows_in_place(x_ptr, out_ptr, n_rows, n_cols, rows_per_program, BLOCK: tl.constexpr):
+    """Liger's backward pattern: each program a run of rows, each loaded, then its result
+    stored over it (out_ptr is x_ptr)."""
+    first = tl.program_id(0) * rows_per_program
+    last = tl.minimum(first + rows_per_program, n_rows)
+    cols = tl.arange(0, BLOCK)
+    for row in range(first, last):
+        x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+        tl.store(out_ptr + row * n_cols + cols, x * tl.sum(x, axis=0), mask=cols < n_cols)
+
+
+@triton.jit
+def reads_next_row_in_place(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    """Each program also reads the next row, which another program writes."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    nxt = tl.load(x_ptr + ((row + 1) % n_rows) * n_cols + cols, mask=mask, other=0.0)
+    tl.store(out_ptr + row * n_cols + cols, x + nxt, mask=mask)
+
+
+@triton.jit
+def reads_back_in_place(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    """Stores a row, then loads it back through the input and stores again."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    tl.store(out_ptr + row * n_cols + cols, x * 2.0, mask=mask)
+    y = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    tl.store(out_ptr + row * n_cols + cols, y + 1.0, mask=mask)
+
+
+def rows(h, rows_per_program=3, programs=None):
+    n_rows, n_cols = h.shape
+    grid = (programs if programs is not None else triton.cdiv(n_rows, rows_per_program),)
+    wrap_triton(rows_in_place)[grid](h, h, n_rows, n_cols, rows_per_program, BLOCK=32)
+    return h
+
+
+def check(fn, *args, fused, reason=None, caplog=None):
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(fn, *args, expect_fused=bool(fused))
+    for name in fused:
+        assert f"'{name}': [" in caplog.text, caplog.text  # fused {'x_ptr': [...], ...}
+    if reason:
+        assert reason in caplog.text, caplog.text
+
+
+@pytest.fixture
+def abr():
+    torch.manual_seed(0)
+    return [torch.randn(10, 20, device=DEVICE) for _ in range(3)]
+
+
+def test_both_sides_of_an_output_written_over_its_input_fuse(abr, caplog):
+    """The prologue (a * 2 + b) is computed at the kernel's loads, the epilogue (- r) at its
+    stores into a fresh buffer: one pass over memory, as if the kernel had an output of its own."""
+    def f(a, b, r):
+        return rows(a * 2.0 + b) - r
+
+    check(f, *abr, fused=["x_ptr", "out_ptr"], caplog=caplog)
+
+
+def test_a_cast_epilogue_on_an_output_written_over_its_input(abr, caplog):
+    def f(a, b, r):
+        return (rows(a + b) * r).to(torch.float16)
+
+    check(f, *abr, fused=["x_ptr", "out_ptr"], caplog=caplog)
+
+
+def test_an_output_written_over_its_input_and_used_twice_keeps_its_buffer(abr, caplog):
+    """The written values feed an epilogue and a reduction: the epilogue is refused (a
+    multi-output epilogue is not built), the prologue still fuses."""
+    def f(a, b, r):
+        h = a + b
+        return (rows(h) * r).to(torch.float16), h.sum()
+
+    check(f, *abr, fused=["x_ptr"], reason="mul, sum_1 is not a pointwise op the fusion translates", caplog=caplog)
+
+
+def test_a_program_reading_the_next_row_is_not_split(abr, caplog):
+    def f(a, b, r):
+        h = a + b
+        wrap_triton(reads_next_row_in_place)[(h.shape[0],)](h, h, h.shape[0], h.shape[1], BLOCK=32)
+        return h - r
+
+    check(f, *abr, fused=[], reason="elements of x_ptr are loaded by another program than the one that stores them",
+          caplog=caplog)
+
+
+def test_a_kernel_reading_back_what_it_stored_is_not_split(abr, caplog):
+    def f(a, b, r):
+        h = a + b
+        wrap_triton(reads_back_in_place)[(h.shape[0],)](h, h, h.shape[1], BLOCK=32)
+        return h - r
+
+    check(f, *abr, fused=[], reason="through the argument it reads after storing to them", caplog=caplog)
+
+
+def test_a_grid_that_leaves_rows_unwritten_is_not_split(abr, caplog):
+    """Two programs of three rows: rows 6 to 9 keep the input's values, which a fresh buffer
+    would not hold."""
+    def f(a, b, r):
+        return rows(a + b, programs=2) - r
+
+    check(f, *abr, fused=[], reason="may leave 80 of the 200 elements of out_ptr unwritten", caplog=caplog)
+
+
+def test_the_input_used_again_after_the_launch_reads_the_written_values(abr, caplog):
+    """After an in-place launch, later reads of the tensor see what the kernel wrote, fused or
+    not (the functional graph reads the launch's result)."""
+    def f(a, b, r):
+        h = a + b
+        rows(h)
+        return h - r, h * 3.0
+
+    check(f, *abr, fused=["x_ptr"], caplog=caplog)
+
+
+def test_liger_rms_norm_backward_fuses_the_gradient_sum_and_the_residual_gradient(caplog):
+    """The pre-norm block's backward: dY is the sum of two matmul gradients (a prologue), and
+    the residual stream's gradient adds dX (an epilogue); Liger writes dX over dY."""
+    pytest.importorskip("liger_kernel")
+    from liger_helpers import interpreter_float_arguments, wrap_liger_kernels
+
+    wrap_liger_kernels()
+    from liger_kernel.ops.rms_norm import LigerRMSNormFunction
+
+    torch.manual_seed(0)
+    w = torch.randn(64, device=DEVICE, requires_grad=True)
+    u, v = (torch.randn(64, 64, device=DEVICE) for _ in range(2))
+
+    def block(x, r):
+        h = x @ u + r
+        y = LigerRMSNormFunction.apply(h, w, 1e-6, 0.0, "llama", True)
+        return y @ u + y @ v + h
+
+    def gradients(fn):
+        torch.manual_seed(1)
+        x, r = (torch.randn(32, 64, device=DEVICE, requires_grad=True) for _ in range(2))
+        w.grad = None
+        out = fn(x, r)
+        (out * torch.arange(64.0, device=DEVICE)).sum().backward()
+        return out, x.grad, r.grad, w.grad
+
+    with interpreter_float_arguments():
+        expected = gradients(block)
+        torch._dynamo.reset()
+        with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+            got = gradients(torch.compile(block, fullgraph=True))
+    backward = [line for line in caplog.text.splitlines() if "launch _rms_norm_backward_kernel (kernel" in line]
+    assert backward and "'dX_ptr': ['add" in backward[0] and "'dY_ptr': ['add" in backward[0], caplog.text
+    for e, g in zip(expected, got):
+        torch.testing.assert_close(g, e)
