@@ -2,8 +2,8 @@
 and as one it stores to: Liger's RMSNorm backward passes dY as dX): the fusion gives the
 output a fresh buffer where a proof shows that the kernel loads each element before storing
 to it, in the program that stores it, and stores every element. Pointwise code then fuses
-on both sides: a prologue into the input, an epilogue on the output (see [Note: An output
-written over the kernel's own input]).
+on both sides: a prologue into the input, an epilogue on the output
+(see [Note: An output written over the kernel's own input]).
 
 Every case runs eagerly and compiled with fusion off and on (check_exact: the fused result
 equals the unfused compile's or eager's, bit for bit), and asserts what fused, or the reason

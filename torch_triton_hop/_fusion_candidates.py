@@ -265,8 +265,8 @@ class LaunchFusion:
     def split_outputs_over_inputs(self, accessed: Any) -> tuple[dict[str, str], dict[str, str]]:
         """Per shared_memory pair (one tensor passed as an argument the kernel reads and as one
         it stores to) that may be split, the written argument given a fresh buffer of its
-        layout: {written: read}; and per pair that may not, why. See [Note: An output written
-        over the kernel's own input]."""
+        layout: {written: read}; and per pair that may not, why.
+        See [Note: An output written over the kernel's own input]."""
         split: dict[str, str] = {}
         refused: dict[str, str] = {}
         for group in parse_shared_memory(self.node.kwargs.get("shared_memory")):

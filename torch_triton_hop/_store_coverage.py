@@ -82,8 +82,8 @@ def read_after_store_reason(kernel_key: str, kwargs: dict[str, Any], constant_ar
                             configs: list[dict[str, Any]], grids: list, written: str, read: str) -> str | None:
     """None where every launch this node can make stores every element of `written`, and loads
     an element through `read` (the same tensor passed again) only in the program that stores
-    it and before it does; else why that is not proven. See [Note: An output written over
-    the kernel's own input]."""
+    it and before it does; else why that is not proven.
+    See [Note: An output written over the kernel's own input]."""
     return _reason(kernel_key, kwargs, constant_args, configs, grids, written, "store", True, False, read)
 
 
