@@ -20,8 +20,18 @@ import triton.language as tl
 from torch_triton_hop import wrap_triton
 
 from test_fusion_trust import DEVICE, FUSION_LOG, check_exact
+from test_store_coverage import RANGE_OVER_TENSORS
 
 pytestmark = pytest.mark.any_device
+
+
+@triton.jit
+def row_in_place(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    """One row per program, loaded, then its result stored over it (out_ptr is x_ptr)."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+    tl.store(out_ptr + row * n_cols + cols, x * tl.sum(x, axis=0), mask=cols < n_cols)
 
 
 @triton.jit
@@ -59,10 +69,14 @@ def reads_back_in_place(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
     tl.store(out_ptr + row * n_cols + cols, y + 1.0, mask=mask)
 
 
-def rows(h, rows_per_program=3, programs=None):
+def rows(h, rows_per_program=None, programs=None):
+    """row_in_place on h (one row per program), or rows_in_place with a run of rows each."""
     n_rows, n_cols = h.shape
-    grid = (programs if programs is not None else triton.cdiv(n_rows, rows_per_program),)
-    wrap_triton(rows_in_place)[grid](h, h, n_rows, n_cols, rows_per_program, BLOCK=32)
+    if rows_per_program is None:
+        wrap_triton(row_in_place)[(programs or n_rows,)](h, h, n_cols, BLOCK=32)
+    else:
+        grid = (programs or triton.cdiv(n_rows, rows_per_program),)
+        wrap_triton(rows_in_place)[grid](h, h, n_rows, n_cols, rows_per_program, BLOCK=32)
     return h
 
 
@@ -90,9 +104,10 @@ def test_both_sides_of_an_output_written_over_its_input_fuse(abr, caplog):
     check(f, *abr, fused=["x_ptr", "out_ptr"], caplog=caplog)
 
 
-def test_a_cast_epilogue_on_an_output_written_over_its_input(abr, caplog):
+@RANGE_OVER_TENSORS
+def test_a_cast_epilogue_on_an_output_written_over_its_input_by_a_loop_over_rows(abr, caplog):
     def f(a, b, r):
-        return (rows(a + b) * r).to(torch.float16)
+        return (rows(a + b, rows_per_program=3) * r).to(torch.float16)
 
     check(f, *abr, fused=["x_ptr", "out_ptr"], caplog=caplog)
 
@@ -127,10 +142,10 @@ def test_a_kernel_reading_back_what_it_stored_is_not_split(abr, caplog):
 
 
 def test_a_grid_that_leaves_rows_unwritten_is_not_split(abr, caplog):
-    """Two programs of three rows: rows 6 to 9 keep the input's values, which a fresh buffer
+    """Six programs of one row: rows 6 to 9 keep the input's values, which a fresh buffer
     would not hold."""
     def f(a, b, r):
-        return rows(a + b, programs=2) - r
+        return rows(a + b, programs=6) - r
 
     check(f, *abr, fused=[], reason="may leave 80 of the 200 elements of out_ptr unwritten", caplog=caplog)
 
@@ -146,6 +161,7 @@ def test_the_input_used_again_after_the_launch_reads_the_written_values(abr, cap
     check(f, *abr, fused=["x_ptr"], caplog=caplog)
 
 
+@RANGE_OVER_TENSORS
 def test_liger_rms_norm_backward_fuses_the_gradient_sum_and_the_residual_gradient(caplog):
     """The pre-norm block's backward: dY is the sum of two matmul gradients (a prologue), and
     the residual stream's gradient adds dX (an epilogue); Liger writes dX over dY."""
