@@ -21,6 +21,9 @@ from torch_triton_hop import wrap_triton
 
 from test_fusion_trust import DEVICE, FUSION_LOG, check_exact
 from test_store_coverage import RANGE_OVER_TENSORS
+# Liger's backward pattern (a run of rows per program, each loaded, then its result stored);
+# launched on (h, h) it writes over its input.
+from test_stored_prologue import rows_kernel
 
 pytestmark = pytest.mark.any_device
 
@@ -32,18 +35,6 @@ def row_in_place(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
     tl.store(out_ptr + row * n_cols + cols, x * tl.sum(x, axis=0), mask=cols < n_cols)
-
-
-@triton.jit
-def rows_in_place(x_ptr, out_ptr, n_rows, n_cols, rows_per_program, BLOCK: tl.constexpr):
-    """Liger's backward pattern: each program a run of rows, each loaded, then its result
-    stored over it (out_ptr is x_ptr)."""
-    first = tl.program_id(0) * rows_per_program
-    last = tl.minimum(first + rows_per_program, n_rows)
-    cols = tl.arange(0, BLOCK)
-    for row in range(first, last):
-        x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
-        tl.store(out_ptr + row * n_cols + cols, x * tl.sum(x, axis=0), mask=cols < n_cols)
 
 
 @triton.jit
@@ -70,13 +61,13 @@ def reads_back_in_place(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
 
 
 def rows(h, rows_per_program=None, programs=None):
-    """row_in_place on h (one row per program), or rows_in_place with a run of rows each."""
+    """row_in_place on h (one row per program), or rows_kernel with a run of rows each."""
     n_rows, n_cols = h.shape
     if rows_per_program is None:
         wrap_triton(row_in_place)[(programs or n_rows,)](h, h, n_cols, BLOCK=32)
     else:
         grid = (programs or triton.cdiv(n_rows, rows_per_program),)
-        wrap_triton(rows_in_place)[grid](h, h, n_rows, n_cols, rows_per_program, BLOCK=32)
+        wrap_triton(rows_kernel)[grid](h, h, n_rows, n_cols, rows_per_program, BLOCK=32)
     return h
 
 
