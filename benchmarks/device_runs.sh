@@ -24,6 +24,8 @@
 #   PART=bench bash benchmarks/device_runs.sh donated_x2  # 2 GPUs: as stored_x2's
 #   PART=tests bash benchmarks/device_runs.sh over_input_x2  # 2 GPUs: fusion tests with test_output_over_input, ...
 #   PART=bench bash benchmarks/device_runs.sh over_input_x2  # 2 GPUs: as stored_x2's
+#   PART=tests bash benchmarks/device_runs.sh inplace_x2  # 2 GPUs: fusion + fuzz tests, in-place fuzz programs; AOTI, ...
+#   PART=bench bash benchmarks/device_runs.sh inplace_x2  # 2 GPUs: the Llama benchmark at two shapes, with profiles
 #   bash benchmarks/device_runs.sh proof_x4        # 4 GPUs: fusion tests, other GPU tests, fusion.py, Llama
 #   bash benchmarks/device_runs.sh cfg_x4          # 4 GPUs: fusion + store-coverage tests; the fuzzer, seed 17, on 3
 #       # (OTHER=1 SEED=18 JOBS=8: GPU 1 runs the Liger, fusion-corpus, inductor and AOTI tests; fuzz on 2)
@@ -243,6 +245,39 @@ over_input_x2)
         tail -n 4 "$OUT/gpu_fusion_tests.log" "$OUT/gpu_other_tests.log" | tee -a "$OUT/over_input_x2_tests.log"
     else
         PART=bench bash "$0" stored_x2
+    fi
+    ;;
+inplace_x2)
+    # 2 GPUs (twentieth session: the fuzzer's programs that write an output over the kernel's input).
+    # PART=tests: GPU 0 the gpu-marked fusion and fuzz tests, and beside them the fuzzer's
+    # in-place programs of seed 42; GPU 1 AOTI packaging, launches, migration, docs, Liger,
+    # Llama, inductor and fusion-corpus tests. PART=bench: the Llama benchmark at two shapes
+    # with the profiler's tables (GPU kernel time per kernel and per category, per path).
+    nvidia-smi -L > "$OUT/inplace_x2_${PART:-tests}.log"
+    if [ "${PART:-tests}" = tests ]; then
+        CUDA_VISIBLE_DEVICES=0 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_fusion_fuzz.py \
+            tests/test_output_over_input.py tests/test_stored_prologue.py tests/test_fusion_trust.py tests/test_fusion.py \
+            > "$OUT/gpu_fusion_tests.log" 2>&1 &
+        CUDA_VISIBLE_DEVICES=0 TORCHINDUCTOR_COMPILE_THREADS=1 timeout 500 python3 benchmarks/fuzz_fusion.py --seed 42 \
+            --feature output_over_input --count "${COUNT:-600}" --batch 25 --out "$OUT/gpu_fuzz_inplace" \
+            > "$OUT/gpu_fuzz_inplace.log" 2>&1 &
+        CUDA_VISIBLE_DEVICES=1 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_aoti.py \
+            tests/test_gpu.py tests/test_fast_launch.py tests/test_migration.py tests/test_docs_examples.py \
+            tests/test_liger.py tests/test_llama_liger.py tests/test_inductor.py tests/test_fusion_corpus.py \
+            > "$OUT/gpu_other_tests.log" 2>&1 &
+        wait
+        tail -n 4 "$OUT/gpu_fusion_tests.log" "$OUT/gpu_other_tests.log" | tee -a "$OUT/inplace_x2_tests.log"
+        tail -n 30 "$OUT/gpu_fuzz_inplace.log" | tee -a "$OUT/inplace_x2_tests.log"
+    else
+        CUDA_VISIBLE_DEVICES=0 timeout 540 python3 benchmarks/llama_liger.py --paths plain,ours,ours_hf_rope,builtin \
+            --rounds "${ROUNDS:-6}" --steps-per-round 5 --json "$OUT/llama.json" --profile "$OUT/llama_profile.txt" \
+            --profile-steps 5 2>&1 | grep -v "warn_once\|dynamo_pgo" | tail -30 > "$OUT/llama.log" &
+        CUDA_VISIBLE_DEVICES=1 timeout 540 python3 benchmarks/llama_liger.py --paths plain,ours,ours_hf_rope,builtin \
+            --layers 8 --batch 4 --seq 2048 --rounds "${ROUNDS2:-4}" --steps-per-round 5 --json "$OUT/llama_second.json" \
+            --profile "$OUT/llama_second_profile.txt" --profile-steps 3 2>&1 | grep -v "warn_once\|dynamo_pgo" \
+            | tail -30 > "$OUT/llama_second.log" &
+        wait
+        tail -n 25 "$OUT/llama.log" "$OUT/llama_second.log" | tee -a "$OUT/inplace_x2_bench.log"
     fi
     ;;
 proof_x4)

@@ -45,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=os.path.join(HERE, "results", "fuzz_fusion"),
                         help="progress file and reproducers of failures")
     parser.add_argument("--resume", action="store_true", help="skip programs the progress file has")
+    parser.add_argument("--feature", help="only the programs of --start .. --start + --count - 1 with this feature "
+                        "(output_over_input, second_launch, prologue_used_twice, ...)")
     parser.add_argument("--minimize", action="store_true", help="also write a shrunk reproducer of each failure")
     parser.add_argument("--minimize-budget", type=int, default=24, help="compiles per failure while shrinking")
     args = parser.parse_args(argv)
@@ -86,9 +88,10 @@ def _run(args: argparse.Namespace, fusion_fuzzer, device: str, workdir: str) -> 
         print(f"  {len(done)} programs already in {progress}", flush=True)
     elif os.path.exists(progress):
         os.remove(progress)
-    todo = [i for i in wanted if i not in done]
+    todo = [i for i in wanted if i not in done and (not args.feature or args.feature in _features(fusion_fuzzer, args.seed, i))]
     print(f"fuzzing the fusion: seed {args.seed}, programs {args.start}..{args.start + args.count - 1} "
           f"({len(todo)} to run), batches of {args.batch}, device {device}", flush=True)
+    total = len(done) + len(todo)
     begin = time.perf_counter()
     ran = 0
     for first in range(0, len(todo), args.batch):
@@ -110,7 +113,7 @@ def _run(args: argparse.Namespace, fusion_fuzzer, device: str, workdir: str) -> 
                 _write_failure(args, fusion_fuzzer, result, device, workdir)
         records = list(done.values())
         elapsed = time.perf_counter() - begin
-        print(f"  {len(done)}/{args.count} programs, {elapsed:.0f} s ({ran / elapsed:.2f} programs/s), "
+        print(f"  {len(done)}/{total} programs, {elapsed:.0f} s ({ran / elapsed:.2f} programs/s), "
               f"{sum(bool(r['fused']) for r in records)} fused, "
               f"{sum(r['verdict'] in ('mismatch', 'compile_error', 'warning') for r in records)} failed, "
               f"{sum(r['verdict'] == 'invalid' for r in records)} invalid", flush=True)
@@ -131,6 +134,11 @@ def _run(args: argparse.Namespace, fusion_fuzzer, device: str, workdir: str) -> 
     if failed:
         print(f"\n{len(failed)} failures; reproducers in {args.out}")
     return 1 if failed else 0
+
+
+def _features(fusion_fuzzer, seed: int, index: int) -> set[str]:
+    program = fusion_fuzzer.generate_program(seed, index)
+    return set(program.kernel.features + program.features)
 
 
 def _write_failure(args, fusion_fuzzer, result, device: str, workdir: str) -> None:

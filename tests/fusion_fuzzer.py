@@ -132,7 +132,9 @@ class KernelArg:
     alloc_shape: tuple[int, ...] = ()  # outputs: the empty buffer
     pass_code: str = ""
     back_code: str = ""
-    style: str = "direct"              # for reports: direct / view / slice / transpose / view_back / view_pass
+    style: str = "direct"              # for reports: direct / view / slice / transpose / view_back / view_pass /
+    #                                    over_input
+    over: str = ""                     # outputs: the input the launch passes as this output too (in place)
 
 
 @dataclasses.dataclass
@@ -162,11 +164,27 @@ class _KernelBuilder:
     dtype, clamped into range for integers (a NaN or out-of-range float converts differently on
     different hardware: the kernel itself must be well defined)."""
 
-    def __init__(self, rng: random.Random, name: str) -> None:
+    def __init__(self, rng: random.Random, name: str, over_input: bool = False) -> None:
         self.rng = rng
         self.name = name
         self.features: list[str] = []
         self.args: list[KernelArg] = []
+        self.over_input = over_input  # o0 is launched as x0: written over the kernel's own input
+
+    def written_over(self, out: KernelArg, x: KernelArg) -> KernelArg:
+        """`out` replaced by `x` passed a second time (Liger's RMSNorm backward passes dY as dX):
+        x's dtype and layout, no buffer of its own; after the launch the program reads x's
+        value (the prologue's result it viewed) as the output. Every kernel family reads and
+        writes each element of x0 / o0 in the one program, reads before it stores, so eager's
+        result does not depend on the order programs run in."""
+        if not self.over_input:
+            return out
+        self.features = [f for f in self.features if not f.startswith("output_")]  # out's, replaced
+        self.features.append("output_over_input")
+        over = KernelArg(name=out.name, role="output", dtype=x.dtype, kernel_shape=x.kernel_shape,
+                         base_shape=x.base_shape, style="over_input", over=x.name)
+        self.args[self.args.index(out)] = over
+        return over
 
     # pieces
     def load(self, arg: KernelArg, address: str, mask: str | None, compute: str) -> str:
@@ -310,7 +328,7 @@ class _KernelBuilder:
         bias = self.input("b0", main_dtype(), (d,)) if r.random() < 0.4 else None
         scalar = self.input("s0", main_dtype(), (1,)) if r.random() < 0.2 else None
         compute = "native" if same_int else "f32"
-        outs = [self.output("o0", int_dtype if same_int else _draw_dtype(r), kshape, base)]
+        outs = [self.written_over(self.output("o0", int_dtype if same_int else _draw_dtype(r), kshape, base), xs[0])]
         if r.random() < 0.4:
             outs.append(self.output("o1", int_dtype if same_int else _draw_dtype(r), kshape, base))
         wide = r.random() < 0.25
@@ -393,8 +411,8 @@ class _KernelBuilder:
         block = r.choice([8, 16, 32]) if loop else _pow2(max(cols, 8))
         x = self.input("x0", _draw_dtype(r), (rows, cols), base, strided=("slice",))  # columns contiguous
         w = self.input("w0", _draw_dtype(r), (cols,)) if r.random() < 0.6 else None
-        out = self.output("o0", _draw_dtype(r), (rows, cols), base if x.style == "view" else (rows, cols),
-                          sliceable=True)
+        out = self.written_over(self.output("o0", _draw_dtype(r), (rows, cols), base if x.style == "view" else
+                                            (rows, cols), sliceable=True), x)
         stat = self.output("o1", _draw_dtype(r), (rows,), (rows,)) if r.random() < 0.5 else None
         reduce = r.choice(["sum", "max", "sumsq"])
         self.features += ["row_reduction_" + reduce] + (["loop"] if loop else [])
@@ -458,7 +476,8 @@ class _KernelBuilder:
         x = self.input("x0", _draw_dtype(r), (m, n), base, strided=("slice", "transpose"))
         c = self.input("c0", _draw_dtype(r), (n,)) if r.random() < 0.5 else None
         rr = self.input("r0", _draw_dtype(r), (m,)) if r.random() < 0.4 else None
-        out = self.output("o0", _draw_dtype(r), (m, n), base if x.style == "view" else (m, n), sliceable=True)
+        out = self.written_over(self.output("o0", _draw_dtype(r), (m, n), base if x.style == "view" else (m, n),
+                                            sliceable=True), x)
         spans = loop or bn >= n
         sums = self.output("o1", _draw_dtype(r), (m,), (m,)) if spans and r.random() < 0.5 else None
         grid = (-(-m // bm), 1 if loop else -(-n // bn))
@@ -735,6 +754,7 @@ class _RegionBuilder:
 # operand computed after the launch from a launch written in place (nothing may move it
 # before the launch, see _fusion_candidates.LaunchFusion._hoist), a launch fused or refused first.
 FIRST_SEED_WITH_SECOND_LAUNCHES = 19
+FIRST_SEED_WITH_OUTPUTS_OVER_INPUTS = 42
 SECOND_LAUNCH = '''
 
 @triton.jit
@@ -792,8 +812,15 @@ class Program:
         for arg in self.kernel.args:
             if arg.role == "input":
                 lines.append(f"    {arg.name} = {self.inputs[arg.name]}{arg.pass_code}")
+        if raw_before := [a.over for a in self.kernel.args if a.over]:
+            # the values launched with, before the kernel writes over them
+            lines.append(f"    before = {{name: v.clone() for name, v in {{{', '.join(f'{n!r}: {self.inputs[n]}' for n in raw_before)}}}.items() "
+                         "if name in raw}")
         for arg in self.kernel.args:
             if arg.role != "output":
+                continue
+            if arg.over:
+                lines.append(f"    {arg.name} = {arg.over}")
                 continue
             buffer = arg.name if not arg.pass_code else f"{arg.name}_buffer"
             lines.append(f"    {buffer} = torch.empty({arg.alloc_shape}, dtype={arg.dtype}, device={device})")
@@ -815,7 +842,8 @@ class Program:
                 lines += [f"    {s.target} = {s.code}" for s in region.steps]
         lines.append(f"    result = ({''.join(o.variable + ', ' for o in self.outputs)})")
         outs = ", ".join([f"{a.name!r}: {a.name}_out" for a in self.kernel.args if a.role == "output"]
-                         + [f"{name!r}: {var}" for name, var in kernel_inputs.items()])
+                         + [f"{name!r}: {f'before.get({name!r}, {var})' if name in raw_before else var}"
+                            for name, var in kernel_inputs.items()])
         lines.append(f"    return result + tuple({{{outs}}}[name].clone() for name in raw)  # kernel tensors asked for")
         return "\n".join(lines) + "\n"
 
@@ -826,6 +854,8 @@ class Program:
             return f"{arg.name}{arg.back_code}"
         if arg.style == "view_pass":
             return f"{arg.name}_buffer"
+        if arg.over:
+            return self.inputs[arg.over]
         return arg.name
 
     def make_inputs(self, device: str) -> list[torch.Tensor]:
@@ -951,6 +981,9 @@ class _ProgramBuilder:
         # on: every program of an earlier seed is as it was when its failures were recorded.
         self.second_rng = random.Random(f"fusion-second:{seed}:{index}")
         self.second_launches = seed >= FIRST_SEED_WITH_SECOND_LAUNCHES and self.second_rng.random() < 0.25
+        # Likewise outputs written over the kernel's own input, from FIRST_SEED_WITH_OUTPUTS_OVER_INPUTS.
+        self.over_input = (seed >= FIRST_SEED_WITH_OUTPUTS_OVER_INPUTS
+                           and random.Random(f"fusion-over-input:{seed}:{index}").random() < 0.3)
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -964,7 +997,7 @@ class _ProgramBuilder:
 
     def build(self) -> Program:
         r = self.rng
-        builder = _KernelBuilder(r, self.name + "_kernel")
+        builder = _KernelBuilder(r, self.name + "_kernel", over_input=self.over_input)
         kernel = getattr(builder, r.choices(["flat", "rows", "tile2d"], weights=[4, 3, 2])[0])()
         regions: list[Region] = []
         inputs: dict[str, str] = {}

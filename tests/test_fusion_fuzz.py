@@ -20,6 +20,7 @@ COUNT = 100        # programs: about 2 minutes of one CPU core (interpreter); la
 BATCH = 50         # programs per torch.compile: inductor's fixed cost per compile is paid once per batch
 PLANTED_SEED = 23  # issue 23: programs that show a planted bug
 SECOND_LAUNCH_COUNT = 30  # programs with a second launch (about 40 s)
+OVER_INPUT_COUNT = 40     # programs with an output written over the kernel's input (about 50 s)
 
 
 def test_fused_programs_compute_eagers_results(tmp_path):
@@ -59,6 +60,30 @@ def test_programs_with_a_second_launch(tmp_path):
     assert len(ran) >= 0.9 * SECOND_LAUNCH_COUNT and sum(bool(r.record.fused) for r in ran) >= 0.3 * len(ran)
     # The premise: some operand would have moved past a launch written in place.
     assert any("between the launch and an operand computed after it writes" in reason
+               for r in ran for reason in r.record.refused.values()), fusion_fuzzer.summarize(results)
+
+
+def test_programs_that_write_an_output_over_their_input(tmp_path):
+    """Programs that launch the kernel with its input passed again as its output (Liger's
+    RMSNorm backward passes dY as dX), with pointwise code on both sides: the fusion gives
+    the output a buffer of its own only where the kernel provably stores every element and
+    reads each only in the program that stores it, before it does ([Note: An output written
+    over the kernel's own input]); the elements it leaves unwritten keep the input's values,
+    and the program's results are compared on every element."""
+    seed = fusion_fuzzer.FIRST_SEED_WITH_OUTPUTS_OVER_INPUTS
+    programs = [p for p in (fusion_fuzzer.generate_program(seed, i) for i in range(200))
+                if "output_over_input" in p.kernel.features][:OVER_INPUT_COUNT]
+    results = fusion_fuzzer.check_programs(programs, str(tmp_path))
+    print(fusion_fuzzer.summarize(results))
+    failed = [r for r in results if r.failed]
+    assert not failed, f"{len(failed)} programs failed:\n\n" + "\n\n".join(r.report() for r in failed[:5])
+    ran = [r for r in results if r.verdict != "invalid"]
+    assert len(ran) >= 0.9 * OVER_INPUT_COUNT
+    # The premise: the pair was split and fused on either side in some programs, and refused
+    # for stores that leave elements unwritten in others.
+    split = [r for r in ran if {"x0", "o0"} & set(r.record.fused)]
+    assert len(split) >= 0.15 * len(ran), fusion_fuzzer.summarize(results)
+    assert any("the kernel writes it over x0" in reason and "unwritten" in reason
                for r in ran for reason in r.record.refused.values()), fusion_fuzzer.summarize(results)
 
 

@@ -191,7 +191,10 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
         where = resolve_location(e.op.loc, aliases) if e.op is not None else None
         raise NoProof(f"{e} ({where})" if where else str(e)) from None
     if read is not None:
-        crossed = int(((evaluator.loader != -1) & (evaluator.loader != evaluator.owner)).sum())
+        # Elements no program stores keep the input's value in either buffer: what the kernel
+        # leaves unwritten is the coverage check's below, with its own reason.
+        stored = evaluator.owner != -1
+        crossed = int((stored & (evaluator.loader != -1) & (evaluator.loader != evaluator.owner)).sum())
         if crossed:
             raise NoProof(f"{crossed} elements of {read} are loaded by another program than the one that stores them "
                           f"through {output} (grid {list(grid)})")
