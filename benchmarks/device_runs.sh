@@ -25,6 +25,7 @@
 #   PART=tests bash benchmarks/device_runs.sh over_input_x2  # 2 GPUs: fusion tests with test_output_over_input, ...
 #   PART=bench bash benchmarks/device_runs.sh over_input_x2  # 2 GPUs: as stored_x2's
 #   PART=tests bash benchmarks/device_runs.sh inplace_x2  # 2 GPUs: fusion + fuzz tests, in-place fuzz programs; AOTI, ...
+#       # (SEED=43: the fuzzer's in-place programs of another seed)
 #   PART=bench bash benchmarks/device_runs.sh inplace_x2  # 2 GPUs: the Llama benchmark at two shapes, with profiles
 #   bash benchmarks/device_runs.sh proof_x4        # 4 GPUs: fusion tests, other GPU tests, fusion.py, Llama
 #   bash benchmarks/device_runs.sh cfg_x4          # 4 GPUs: fusion + store-coverage tests; the fuzzer, seed 17, on 3
@@ -258,15 +259,19 @@ inplace_x2)
         CUDA_VISIBLE_DEVICES=0 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_fusion_fuzz.py \
             tests/test_output_over_input.py tests/test_stored_prologue.py tests/test_fusion_trust.py tests/test_fusion.py \
             > "$OUT/gpu_fusion_tests.log" 2>&1 &
-        CUDA_VISIBLE_DEVICES=0 TORCHINDUCTOR_COMPILE_THREADS=1 timeout 500 python3 benchmarks/fuzz_fusion.py --seed 42 \
-            --feature output_over_input --count "${COUNT:-600}" --batch 25 --out "$OUT/gpu_fuzz_inplace" \
-            > "$OUT/gpu_fuzz_inplace.log" 2>&1 &
+        CUDA_VISIBLE_DEVICES=0 TORCHINDUCTOR_COMPILE_THREADS=1 timeout 500 python3 benchmarks/fuzz_fusion.py \
+            --seed "${SEED:-42}" --feature output_over_input --count "${COUNT:-600}" --batch 25 \
+            --out "$OUT/gpu_fuzz_inplace" > "$OUT/gpu_fuzz_inplace.log" 2>&1 &
+        # GPU 1's tests as two processes side by side: one after the other they take 670 s.
         CUDA_VISIBLE_DEVICES=1 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_aoti.py \
             tests/test_gpu.py tests/test_fast_launch.py tests/test_migration.py tests/test_docs_examples.py \
-            tests/test_liger.py tests/test_llama_liger.py tests/test_inductor.py tests/test_fusion_corpus.py \
             > "$OUT/gpu_other_tests.log" 2>&1 &
+        CUDA_VISIBLE_DEVICES=1 timeout 540 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_liger.py \
+            tests/test_llama_liger.py tests/test_inductor.py tests/test_fusion_corpus.py \
+            > "$OUT/gpu_liger_tests.log" 2>&1 &
         wait
-        tail -n 4 "$OUT/gpu_fusion_tests.log" "$OUT/gpu_other_tests.log" | tee -a "$OUT/inplace_x2_tests.log"
+        tail -n 4 "$OUT/gpu_fusion_tests.log" "$OUT/gpu_other_tests.log" "$OUT/gpu_liger_tests.log" \
+            | tee -a "$OUT/inplace_x2_tests.log"
         tail -n 30 "$OUT/gpu_fuzz_inplace.log" | tee -a "$OUT/inplace_x2_tests.log"
     else
         CUDA_VISIBLE_DEVICES=0 timeout 540 python3 benchmarks/llama_liger.py --paths plain,ours,ours_hf_rope,builtin \

@@ -1233,8 +1233,8 @@ def _fusion_records(capture: _Capture, programs: list[Program]) -> dict[str, Fus
                 rec.refused.update({k: str(v) for k, v in args[3].items()})
         elif isinstance(args[2], dict):
             rec.refused.update({k: str(v) for k, v in args[2].items()})
-        else:
-            rec.nothing = str(args[2])
+        else:  # "nothing fused: <why>"; the message, not its last argument (a location, say)
+            rec.nothing = record.getMessage().partition("nothing fused")[2].lstrip(": (").rstrip(")")
     return records
 
 

@@ -77,7 +77,15 @@ def _blocks(page: pathlib.Path) -> tuple[list[str], list[str]]:
     return anywhere, gpu
 
 
+def _skip_without_the_libraries(blocks: list[str]) -> None:
+    """A page about a library (Liger on a Llama model) needs it installed, as test_liger.py does."""
+    for library in ("liger_kernel", "transformers"):
+        if any(library in block for block in blocks):
+            pytest.importorskip(library)
+
+
 def _run(page: pathlib.Path, blocks: list[str], tmp_path: pathlib.Path, monkeypatch) -> None:
+    _skip_without_the_libraries(blocks)
     name = "docs_" + re.sub(r"\W", "_", page.stem)
     source = tmp_path / f"{name}.py"
     source.write_text("\n\n".join(f"# --- {page.name}, block {i + 1}\n{block}" for i, block in enumerate(blocks)))
@@ -111,6 +119,7 @@ def test_guide_examples_run(page, tmp_path, monkeypatch):
 def test_guide_gpu_examples_run(page, tmp_path, monkeypatch):
     """A page's Python blocks, the GPU-only ones included, run on a GPU."""
     anywhere, gpu = _blocks(page)
+    _skip_without_the_libraries(anywhere + gpu)
     # In a process of its own: a crash in torch (below) must not take the test session with it.
     name = "docs_" + re.sub(r"\W", "_", page.stem)
     source = tmp_path / f"{name}.py"
