@@ -567,6 +567,36 @@ def kernel_category(name: str) -> str:
     return "other"
 
 
+SHORT_GAP_US = 5.0  # about what separates two kernels the GPU has queued back to back
+
+
+def idle_between_kernels(intervals, steps):
+    """The GPU's idle time between its kernels over `steps` steps (the profiled window, from its
+    first kernel to its last): short gaps are one launch queued after another, long ones are the
+    GPU waiting for the host to launch."""
+    if len(intervals) < 2:
+        return None
+    intervals.sort()
+    short, long_, gaps = [], [], []
+    busy_until, before = intervals[0][1], intervals[0][2]
+    for start, end, name in intervals[1:]:
+        if start > busy_until:
+            gap = start - busy_until
+            (short if gap < SHORT_GAP_US else long_).append(gap)
+            gaps.append((round(gap, 1), before, name))
+        if end >= busy_until:
+            busy_until, before = end, name
+    return {
+        "kernels_per_step": round(len(intervals) / steps),
+        "idle_ms_per_step": round((sum(short) + sum(long_)) / steps / 1e3, 3),
+        "short_idle_ms_per_step": round(sum(short) / steps / 1e3, 3),
+        "short_gaps_per_step": round(len(short) / steps),
+        "long_idle_ms_per_step": round(sum(long_) / steps / 1e3, 3),
+        "long_gaps_per_step": round(len(long_) / steps),
+        "longest_gaps": sorted(gaps, key=lambda gap: -gap[0])[:12],
+    }
+
+
 def profile_path(name, step, steps, out):
     """Writes the profiler's table and a per-kernel / per-category summary; returns the summary."""
     from torch.profiler import ProfilerActivity, profile
@@ -585,6 +615,7 @@ def profile_path(name, step, steps, out):
         sort = "self_cuda_time_total"
         table = averages.table(sort_by=sort, row_limit=40, max_name_column_width=90)
     kernels = {}
+    intervals = []  # (start us, end us, name) of each GPU kernel, for the idle time between them
     if DEVICE == "cuda":
         for event in prof.events():
             # GPU kernels (and memcpy/memset), not the GPU-side ranges of record_function
@@ -595,6 +626,7 @@ def profile_path(name, step, steps, out):
             if us is None:
                 us = event.cuda_time_total
             kernels[event.name] = kernels.get(event.name, 0.0) + us
+            intervals.append((event.time_range.start, event.time_range.end, event.name))
     total = sum(kernels.values()) or 1.0
     by_category: dict[str, float] = {}
     for kernel, us in kernels.items():
@@ -610,8 +642,18 @@ def profile_path(name, step, steps, out):
         for kernel, us in top:
             out.write(f"  {us / steps / 1e3:8.3f} ms/step  {100 * us / total:5.1f}%  [{kernel_category(kernel)}] "
                       f"{kernel[:140]}\n")
+    idle = idle_between_kernels(intervals, steps)
+    if idle:
+        out.write(f"GPU idle between kernels: {idle['kernels_per_step']} kernels a step; idle "
+                  f"{idle['idle_ms_per_step']:.3f} ms/step, {idle['short_idle_ms_per_step']:.3f} of it in gaps under "
+                  f"{SHORT_GAP_US} us (one launch after another: {idle['short_gaps_per_step']} a step) and "
+                  f"{idle['long_idle_ms_per_step']:.3f} in longer ones ({idle['long_gaps_per_step']} a step; the GPU "
+                  f"waited for the host)\nlongest gaps (us, the kernel before -> the kernel after):\n")
+        for gap in idle["longest_gaps"]:
+            out.write(f"  {gap[0]:8.1f}  {gap[1][:70]} -> {gap[2][:70]}\n")
     out.flush()
     return {
+        "idle_between_kernels": idle,
         "kernel_ms_per_step": round(total / steps / 1e3, 3) if kernels else None,
         "by_category_ms_per_step": {k: round(v / steps / 1e3, 3) for k, v in by_category.items()},
         "top_kernels_ms_per_step": [[k[:200], round(v / steps / 1e3, 4)] for k, v in top[:15]],
