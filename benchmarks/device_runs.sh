@@ -15,6 +15,7 @@
 #   bash benchmarks/device_runs.sh fusion_gpu      # 1 GPU: benchmarks/fusion.py, then the gpu fusion corpus and Liger tests
 #       # (ONLY="--only NAME ..." ROUNDS=40 ROUND_MS=200 NO_TESTS=1: some rows, longer)
 #   bash benchmarks/device_runs.sh compile_time    # 1 GPU: the Llama + Liger first step, one path per process
+#       # (ORDER="plain ours_hf_rope" PROFILE=1: under cProfile, the profiles to $OUT)
 #   bash benchmarks/device_runs.sh trust_recheck   # 1 GPU: the fusion tests and GPU fuzz programs to check again
 #   SEED=9 JOBS=4 COUNT=250 bash benchmarks/device_runs.sh gpu_fuzz   # the fuzzer on one GPU, JOBS processes
 #       # (GPUS=4 JOBS=32: the jobs spread over 4 GPUs, round robin)
@@ -95,11 +96,13 @@ fusion_gpu)
 compile_time)
     # Each path alone in a fresh process with empty inductor and triton caches (in one process
     # the second path finds Liger's kernels compiled by the first), in alternating order.
+    # PROFILE=1: each path's first step under cProfile too (slower), to $OUT/compile_profile_PATH.txt.
     for path in ${ORDER:-ours builtin plain ours builtin}; do
         cache=$(mktemp -d)
         TRITON_CACHE_DIR=$cache/triton TORCHINDUCTOR_CACHE_DIR=$cache/inductor timeout 200 python3 \
             benchmarks/llama_liger.py --paths $path --rounds 1 --steps-per-round 2 --warmup 0 --check-steps 1 \
-            2>&1 | grep "first step" | tee -a "$OUT/compile_time.log"
+            ${SHAPE:-} ${PROFILE:+--compile-profile "$OUT/compile_profile_$path.txt"} \
+            2>&1 | grep "first step" | tee -a "$OUT/compile_time${PROFILE:+_profiled}.log"
         rm -rf "$cache"
     done
     ;;

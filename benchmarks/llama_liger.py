@@ -437,6 +437,46 @@ def host_profile(path, step, n, out):
         out.write(f"===== {path}: {n} steps, by {order} =====\n{text.getvalue()}\n")
 
 
+def compile_profile(path, step, out):
+    """cProfile of the first step (the compile): the top functions by time with callees, then the
+    package's own. The backward is compiled in the forward's thread here (AOTAutograd otherwise
+    compiles it lazily in autograd's device thread, which cProfile does not see). Run apart from
+    the timed measurements: the profiler slows the compile itself. Returns the step's loss."""
+    import cProfile
+    import io
+    import pstats
+
+    import torch._functorch.config as functorch_config
+
+    import torch_triton_hop
+
+    eager_backward = ({"force_non_lazy_backward_lowering": True}
+                      if hasattr(functorch_config, "force_non_lazy_backward_lowering") else {})
+    sync()
+    profiler = cProfile.Profile()
+    start = time.perf_counter()
+    with functorch_config.patch(**eager_backward):
+        profiler.enable()
+        loss = step()
+        sync()
+        profiler.disable()
+    seconds = time.perf_counter() - start
+    text = io.StringIO()
+    stats = pstats.Stats(profiler, stream=text)
+    stats.sort_stats("cumulative").print_stats(40)
+    package = os.path.dirname(torch_triton_hop.__file__)
+    ours = sorted(((cumulative, calls, f"{os.path.relpath(file, package)}:{line}({name})")
+                   for (file, line, name), (calls, _, _, cumulative, _) in stats.stats.items()
+                   if file.startswith(package)), reverse=True)[:25]
+    out.write(f"===== {path}: first step {seconds:.1f} s under cProfile =====\n{text.getvalue()}\n")
+    out.write(f"torch_triton_hop's functions by time with callees ({path}):\n")
+    for cumulative, calls, where in ours:
+        out.write(f"  {cumulative:8.3f} s  {calls:6d} calls  {where}\n")
+    out.write("\n")
+    out.flush()
+    return loss
+
+
 def peak_memory(step):
     if DEVICE != "cuda":
         return {"peak_step_MiB": None, "peak_MiB": None}
@@ -819,7 +859,11 @@ def run(args):
         sync()
         start = time.perf_counter()
         with FusionLog().attached() as fusion_log:
-            losses = [global_loss(steps[path]())]
+            if args.compile_profile:
+                with open(args.compile_profile, "a") as out:
+                    losses = [global_loss(compile_profile(path, steps[path], out))]
+            else:
+                losses = [global_loss(steps[path]())]
         first_step_s = time.perf_counter() - start
         losses += [global_loss(steps[path]()) for _ in range(args.check_steps - 1)]
         delta = counters_delta(before, dynamo_counters())
@@ -979,6 +1023,8 @@ def parse_args(argv=None):
     parser.add_argument("--json", help="write the results here (rewritten after each path compiles)")
     parser.add_argument("--profile", help="write torch.profiler tables (top kernels by GPU time) here, per path")
     parser.add_argument("--profile-steps", type=int, default=3)
+    parser.add_argument("--compile-profile", help="append a cProfile of each path's first step (the compile) here; "
+                        "the first-step times of such a run include the profiler's cost")
     parser.add_argument("--host-profile", help="write cProfile tables of --profile-steps steps (host side) here, per path")
     parser.add_argument("--memory-at-peak", help="GPU: write, per path, one step's allocations alive at its peak, "
                         "by the line that made them, here")
