@@ -97,12 +97,13 @@ compile_time)
     # Each path alone in a fresh process with empty inductor and triton caches (in one process
     # the second path finds Liger's kernels compiled by the first), in alternating order.
     # PROFILE=1: each path's first step under cProfile too (slower), to $OUT/compile_profile_PATH.txt.
+    n=0
     for path in ${ORDER:-ours builtin plain ours builtin}; do
-        cache=$(mktemp -d)
+        cache=$(mktemp -d) n=$((n + 1))
         TRITON_CACHE_DIR=$cache/triton TORCHINDUCTOR_CACHE_DIR=$cache/inductor timeout 200 python3 \
             benchmarks/llama_liger.py --paths $path --rounds 1 --steps-per-round 2 --warmup 0 --check-steps 1 \
-            ${SHAPE:-} ${PROFILE:+--compile-profile "$OUT/compile_profile_$path.txt"} \
-            2>&1 | grep "first step" | tee -a "$OUT/compile_time${PROFILE:+_profiled}.log"
+            ${SHAPE:-} ${PROFILE:+--compile-profile "$OUT/compile_profile_$path.txt"} --json "$OUT/compile_time_$n.json" \
+            2>&1 | grep "first step\|compile phases" | tee -a "$OUT/compile_time${PROFILE:+_profiled}.log"
         rm -rf "$cache"
     done
     ;;

@@ -437,6 +437,20 @@ def host_profile(path, step, n, out):
         out.write(f"===== {path}: {n} steps, by {order} =====\n{text.getvalue()}\n")
 
 
+def compile_phase_seconds(since=None):
+    """Seconds per phase of the compiler's own timers (dynamo_timed: tracing, AOTAutograd,
+    inductor's passes, lowering, code generation, waiting for kernel compiles), summed over all
+    threads (the backward compiles in autograd's); with `since`, the time added after it, the
+    longest first. Phases nest, so they do not add up to the first step's time."""
+    from torch._dynamo.utils import compilation_time_metrics
+
+    now = {name: sum(times) for name, times in compilation_time_metrics.items()}
+    if since is None:
+        return now
+    added = {name: round(seconds - since.get(name, 0.0), 2) for name, seconds in now.items()}
+    return dict(sorted(((n, s) for n, s in added.items() if s >= 0.01), key=lambda item: -item[1]))
+
+
 def compile_profile(path, step, out):
     """cProfile of the first step (the compile): the top functions by time with callees, then the
     package's own. The backward is compiled in the forward's thread here (AOTAutograd otherwise
@@ -856,6 +870,7 @@ def run(args):
         steps[path] = make_step(models[path], states[path], args, float_arguments, backend=backends[path])
         before = dynamo_counters()
         warnings_before = len(builtin_warnings.records)
+        phases_before = compile_phase_seconds()
         sync()
         start = time.perf_counter()
         with FusionLog().attached() as fusion_log:
@@ -865,6 +880,7 @@ def run(args):
             else:
                 losses = [global_loss(steps[path]())]
         first_step_s = time.perf_counter() - start
+        phases = compile_phase_seconds(since=phases_before)
         losses += [global_loss(steps[path]()) for _ in range(args.check_steps - 1)]
         delta = counters_delta(before, dynamo_counters())
         backend = backends[path]
@@ -875,7 +891,7 @@ def run(args):
         agree = all(d <= args.loss_atol + args.loss_rtol * abs(e) for d, e in zip(diffs, eager_losses))
         torch_warnings = builtin_warnings.summary(warnings_before)
         entry = {
-            "first_step_s": round(first_step_s, 2), "losses": losses,
+            "first_step_s": round(first_step_s, 2), "compile_phases_s": phases, "losses": losses,
             "torch_user_kernel_warnings": torch_warnings,
             "max_loss_diff_vs_eager": max(diffs), "losses_agree": agree,
             **delta,
@@ -892,6 +908,8 @@ def run(args):
               f"launch nodes in graphs: ours {backend.ours}, built-in {backend.builtin}; launches per step from "
               f"the graphs: ours {per_step['ours']}, built-in {per_step['builtin']}; {backend.kernels}; "
               f"fused launches {fusion_log.fused} (prologues also stored: {fusion_log.stored})", flush=True)
+        print(f"    compile phases (s, nested): "
+              + ", ".join(f"{name} {seconds}" for name, seconds in list(phases.items())[:24]), flush=True)
         for reason, n in delta["graph_break_reasons"].items():
             print(f"    graph break x{n}: {reason}", flush=True)
         for reason, n in torch_warnings.items():
