@@ -113,6 +113,19 @@ def test_an_nary_epilogue_with_a_broadcast_operand_becomes_part_of_the_launch(da
     assert len(allocations(code)) == 1  # the result itself: no intermediate
 
 
+def test_the_fusion_pass_shows_in_the_compilers_own_timers(data):
+    """Where the first compile's time goes is read from torch's timers (compile_times(),
+    TORCH_TRACE): the package's planning is one of their phases, beside inductor's."""
+    from torch._dynamo.utils import compilation_time_metrics
+
+    x, y, r, b = data
+    before = len(compilation_time_metrics.get("torch_triton_hop.fusion_planning", []))
+    with fusion_log():  # compile caches off: the pass runs
+        out, code = compiled(lambda x, y: add(x, y) * 2, x, y)
+    assert len(fused_launches(code)) == 1
+    assert len(compilation_time_metrics["torch_triton_hop.fusion_planning"]) > before
+
+
 def test_an_epilogue_that_casts_writes_the_new_dtype_directly(data):
     x, y, _, b = data
 

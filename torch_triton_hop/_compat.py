@@ -7,6 +7,7 @@ import anywhere else in the package.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.abc
 import inspect
@@ -630,6 +631,18 @@ def register_dynamo_hop_handler(hop: HigherOrderOperator, call_function: Any) ->
 
     _Variable.__name__ = f"{hop.__name__}_variable"
     higher_order_ops._hop_name_to_variable_class[hop.__name__] = _Variable
+
+
+def compile_timed(phase: str) -> Any:
+    """A context manager adding its time to the compiler's own timers under `phase`, beside
+    inductor's phases: torch._dynamo.utils.compile_times() and TORCH_TRACE / tlparse show them.
+
+    torch 2.11-2.13: torch._dynamo.utils.dynamo_timed(key). Where Dynamo is not imported (an
+    eager launch's analysis) nothing is timed: importing it for a timer would cost more."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    if utils is None:
+        return contextlib.nullcontext()
+    return utils.dynamo_timed(phase)
 
 
 # --- AOTAutograd ------------------------------------------------------------------------

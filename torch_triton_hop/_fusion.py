@@ -165,7 +165,8 @@ def fuse_pointwise(graph: torch.fx.Graph, node: torch.fx.Node) -> torch.fx.Node:
     if not config.fusion:
         return node
     try:
-        planned = _plan_launch(graph, node)
+        with _compat.compile_timed("torch_triton_hop.fusion_planning"):
+            planned = _plan_launch(graph, node)
     except Exception:  # noqa: BLE001 - an optimisation: a failure to plan leaves the launch as it was
         log.warning("launch %s (kernel %s): not fused: the fusion pass failed; the launch runs unfused. Please "
                     "report this with the traceback:", node.name, kernel_key_name(node.kwargs["kernel"]),
@@ -338,7 +339,8 @@ def _check_fused_kernel(launch: LaunchFusion, fused_key: str, candidates: dict[s
                            f"store each of its elements once: {reason.replace(param, candidates[arg].sink.name)}")
     if launch.target == "gpu" and compiled_code:
         calls_math = any("tl_math." in p.helper_source or "libdevice." in p.helper_source for p in plans.values())
-        _check_compiled_code(launch, fused_key, vals, accessed, fused, calls_math)
+        with _compat.compile_timed("torch_triton_hop.fusion_compiled_code_check"):  # SASS: the costly check
+            _check_compiled_code(launch, fused_key, vals, accessed, fused, calls_math)
 
 
 def _check_compiled_code(launch: LaunchFusion, fused_key: str, vals: dict[str, Any], accessed: Any,

@@ -127,7 +127,8 @@ def _check_run(kernel_key: str, args: dict[str, Any], grid: tuple[int, ...], out
         cached = _results.get(key)
     if cached is None:
         try:
-            cached = ("", *_prove(base, args, scalars, grid, output, layout, access, read))
+            with _compat.compile_timed("torch_triton_hop.store_coverage_proof"):
+                cached = ("", *_prove(base, args, scalars, grid, output, layout, access, read))
         except NoProof as e:
             cached = (str(e), 0, 0)
         with _results_lock:
