@@ -37,6 +37,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from typing import Any
@@ -483,6 +484,7 @@ class _Evaluator:
         self.work = 0
         self.accesses = 0  # elements accessed, each time
         self.live: Any = UNKNOWN  # the programs that run the op being evaluated
+        self.needed_ops: dict[Op, bool] = {}
 
     def run(self, params: dict[int, Any], programs: np.ndarray) -> None:
         self.env: dict[int, Any] = dict(params)
@@ -527,11 +529,18 @@ class _Evaluator:
                     UNKNOWN if mask is UNKNOWN or before is UNKNOWN else before | mask
                 passed.setdefault(target, []).append((mask, [self.env.get(v, UNKNOWN) for v in values]))
 
+    def _needed(self, op: Op) -> bool:
+        """Whether a later op uses one of `op`'s results (asked once per op: loops ask again)."""
+        needed = self.needed_ops.get(op)
+        if needed is None:
+            needed = self.needed_ops[op] = any(r in self.program.needed for r in op.results)
+        return needed
+
     def _charge(self, value: Any) -> Any:
         array = value.offsets if isinstance(value, Pointer) else value
         size = 0
         if isinstance(array, np.ndarray):  # a broadcast view costs what it holds, not its shape
-            size = int(np.prod([d for d, stride in zip(array.shape, array.strides) if stride]))
+            size = math.prod(d for d, stride in zip(array.shape, array.strides) if stride)
         self.work += max(size, _OP_COST)
         if self.work > _WORK_LIMIT:
             raise NoProof("checking that the kernel stores every element would take too long at this size")
@@ -553,7 +562,7 @@ class _Evaluator:
             elif op.name == "scf.while":
                 if op in program.regions:
                     self._while(op, active)
-            elif any(r in program.needed for r in op.results):
+            elif self._needed(op):
                 self.live = active  # a fault only other programs would hit is none (see where_live)
                 values = evaluate(op, [self.env.get(o, UNKNOWN) for o in op.operands], self)
                 for result, value in zip(op.results, values):
