@@ -455,7 +455,10 @@ def compile_profile(path, step, out):
     """cProfile of the first step (the compile): the top functions by time with callees, then the
     package's own. The backward is compiled in the forward's thread here (AOTAutograd otherwise
     compiles it lazily in autograd's device thread, which cProfile does not see). Run apart from
-    the timed measurements: the profiler slows the compile itself. Returns the step's loss."""
+    the timed measurements: the profiler slows the compile itself. Returns the step's loss.
+    On torch 2.11 + Python 3.12 its time-with-callees lost the frames Dynamo evaluates (the step
+    itself was missing from the table): the compiler's own phases (compile_phase_seconds) are
+    the better account."""
     import cProfile
     import io
     import pstats
