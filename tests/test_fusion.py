@@ -119,11 +119,13 @@ def test_the_fusion_pass_shows_in_the_compilers_own_timers(data):
     from torch._dynamo.utils import compilation_time_metrics
 
     x, y, r, b = data
-    before = len(compilation_time_metrics.get("torch_triton_hop.fusion_planning", []))
+    # torch._dynamo.reset() (which compiled() calls) clears these timers: drop ours first so
+    # that what is there afterwards can only come from this compile.
+    compilation_time_metrics.pop("torch_triton_hop.fusion_planning", None)
     with fusion_log():  # compile caches off: the pass runs
         out, code = compiled(lambda x, y: add(x, y) * 2, x, y)
     assert len(fused_launches(code)) == 1
-    assert len(compilation_time_metrics["torch_triton_hop.fusion_planning"]) > before
+    assert compilation_time_metrics.get("torch_triton_hop.fusion_planning")
 
 
 def test_an_epilogue_that_casts_writes_the_new_dtype_directly(data):
