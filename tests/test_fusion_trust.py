@@ -644,6 +644,24 @@ def test_quotients_added_are_checked_in_sass_when_planning_for_a_gpu(plan_for_a_
     assert reciprocal_readers(sass) == ["FFMA", "FMUL"]
 
 
+def test_a_compiled_code_check_whose_compilation_fails_leaves_the_launch_unfused(plan_for_a_gpu, monkeypatch, caplog):
+    """The checks' compilations run in threads (see [Note: The checks' compilations in
+    threads]): one that raises there reaches the check, which takes the safe path."""
+    from torch_triton_hop import _check_compilations, _compat
+
+    def no_sass(kernel, args, options):
+        raise RuntimeError("no ptxas here")
+
+    monkeypatch.setattr(_check_compilations, "_results", {})  # nothing compiled before counts
+    monkeypatch.setattr(_compat, "generate_sass_text", no_sass)
+    x, w = torch.ones(10, 12, device=DEVICE), torch.randn(12, device=DEVICE)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        out, code = compiled(centered, x, w, fusion=True)
+    assert not fused_launches(code), caplog.text
+    assert "its SASS could not be read (RuntimeError: no ptxas here)" in caplog.text, caplog.text
+    torch.testing.assert_close(out, centered(x, w), rtol=0, atol=0)
+
+
 # See [Note: Float16 roundings of bfloat16 arithmetic].
 @triton.jit
 def scale_to_half_kernel(x_ptr, c_ptr, out_ptr, n, BLOCK: tl.constexpr):

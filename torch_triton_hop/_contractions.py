@@ -26,9 +26,9 @@ import re
 from typing import Any
 
 from . import _compat
-from ._layouts import Launches, compiled_pairs
+from ._layouts import Launches, compiled_pairs, prefetch
 
-__all__ = ["reciprocal_readers", "division_difference"]
+__all__ = ["reciprocal_readers", "division_difference", "start_kernel_sass"]
 
 # "/*0320*/   @!P2 FFMA R9, R9, R6, R0 ;" -> opcode, operands
 _INSTRUCTION = re.compile(r"/\*[0-9a-f]+\*/\s+(?:@!?U?P[T\d]+\s+)?([A-Z][A-Z0-9_.]*)\s*([^;]*);")
@@ -56,6 +56,11 @@ def reciprocal_readers(sass: str) -> list[str]:
 
 def _readers(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> tuple[str, ...]:
     return tuple(reciprocal_readers(_compat.generate_sass_text(kernel, args, options)))
+
+
+def start_kernel_sass(kernel: Any, kernel_args: dict[str, Any], launches: Launches) -> None:
+    """Starts, in threads, the kernel's SASS that division_difference will read."""
+    prefetch(_readers, kernel, kernel_args, launches)
 
 
 def division_difference(kernel: Any, fused: Any, kernel_args: dict[str, Any], fused_args: dict[str, Any],

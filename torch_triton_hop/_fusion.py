@@ -56,15 +56,15 @@ from typing import Any
 
 import torch
 
-from . import _compat, _compat_inductor, _trace, config
+from . import _check_compilations, _compat, _compat_inductor, _trace, config
 from ._fused_kernels import FusionRecipe, build_fused_kernel, kernel_python_source
 from ._fusion_candidates import Candidate, LaunchFusion, Refused, fresh_buffer, metadata_users
 from ._fx_values import node_value
 from ._fusion_source import FusedArgument, NotFusible, rewrite_kernel_source
 from ._host_folds import host_folds
 from ._hops import kernel_arguments, parse_shared_memory, tensors_accessed, triton_kernel_wrapper_functional
-from ._contractions import division_difference
-from ._layouts import layout_difference
+from ._contractions import division_difference, start_kernel_sass
+from ._layouts import layout_difference, start_kernel_layouts
 from ._pointwise_triton import TRITON_DTYPES, Operand, helper_source, operand_offset
 from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_key_name, kernel_side_table
 from ._store_coverage import unstored_reason
@@ -166,7 +166,10 @@ def fuse_pointwise(graph: torch.fx.Graph, node: torch.fx.Node) -> torch.fx.Node:
         return node
     try:
         with _compat.compile_timed("torch_triton_hop.fusion_planning"):
-            planned = _plan_launch(graph, node)
+            try:
+                planned = _plan_launch(graph, node)
+            finally:
+                _check_compilations.settle()
     except Exception:  # noqa: BLE001 - an optimisation: a failure to plan leaves the launch as it was
         log.warning("launch %s (kernel %s): not fused: the fusion pass failed; the launch runs unfused. Please "
                     "report this with the traceback:", node.name, kernel_key_name(node.kwargs["kernel"]),
@@ -236,6 +239,8 @@ def _plan_candidates(launch: LaunchFusion, accessed: Any, split_refused: dict[st
             candidates[arg] = launch.prologue(arg, accessed)
         except (Refused, NotFusible) as e:
             refusals[arg] = str(e)
+    if candidates and launch.target == "gpu":
+        _start_compiled_code_checks(launch, accessed, node.kwargs["kernel"], launch.vals)
     read_by: dict[torch.fx.Node, set[str]] = {}  # node -> arguments whose fused code reads it
     for arg, candidate in candidates.items():
         for n in [*candidate.operands, *candidate.region]:
@@ -330,6 +335,8 @@ def _check_fused_kernel(launch: LaunchFusion, fused_key: str, candidates: dict[s
     if set(fused.writes) != set(accessed.writes) | set(stored):
         raise Refused(f"the fused kernel writes {sorted(fused.writes)} where the kernel writes {sorted(accessed.writes)}"
                        + (f" and the fused code {sorted(stored)}" if stored else ""))
+    if stored and launch.target == "gpu" and compiled_code:  # compiled while the proofs below run
+        _start_compiled_code_checks(launch, accessed, fused_key, vals)
     for param, arg in stored.items():  # See [Note: A prologue the fused kernel also stores]
         reason = unstored_reason(fused_key, vals, node.kwargs["constant_args"],
                                  kernel_side_table.get_configs(node.kwargs["configs"]), list(node.kwargs["grids"]),
@@ -341,6 +348,18 @@ def _check_fused_kernel(launch: LaunchFusion, fused_key: str, candidates: dict[s
         calls_math = any("tl_math." in p.helper_source or "libdevice." in p.helper_source for p in plans.values())
         with _compat.compile_timed("torch_triton_hop.fusion_compiled_code_check"):  # SASS: the costly check
             _check_compiled_code(launch, fused_key, vals, accessed, fused, calls_math)
+
+
+def _start_compiled_code_checks(launch: LaunchFusion, accessed: Any, kernel_key: str, vals: dict[str, Any]) -> None:
+    """Starts the compilations of the kernel (or of the fused kernel, with its key and
+    arguments) that _check_compiled_code will compare, in threads, while the fusion is planned
+    or proven (see [Note: The checks' compilations in threads])."""
+    kernel = base_kernel(kernel_side_table.get_kernel(kernel_key))
+    kernel_args = _kernel_arguments(launch, vals)
+    if accessed.approximate_sums:
+        start_kernel_sass(kernel, kernel_args, _launches(launch))
+    if accessed.reduces:
+        start_kernel_layouts(kernel, kernel_args, _launches(launch))
 
 
 def _check_compiled_code(launch: LaunchFusion, fused_key: str, vals: dict[str, Any], accessed: Any,

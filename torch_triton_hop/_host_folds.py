@@ -24,7 +24,8 @@ import re
 from typing import Any
 
 from . import _compat
-from ._layouts import Launches, compiled, specialisations
+from ._check_compilations import compiled
+from ._layouts import Launches, specialisations
 
 __all__ = ["host_folds"]
 

@@ -32,8 +32,10 @@ from typing import Any, Callable, Iterator
 import torch
 
 from . import _compat
+from ._check_compilations import submit
 
-__all__ = ["MAX_UNKNOWN", "Launches", "reduction_layouts", "specialisations", "compiled_pairs", "layout_difference"]
+__all__ = ["MAX_UNKNOWN", "Launches", "reduction_layouts", "specialisations", "compiled_pairs", "prefetch",
+           "layout_difference", "start_kernel_layouts"]
 
 MAX_UNKNOWN = 3
 
@@ -110,33 +112,6 @@ def specialisations(*arguments: dict[str, Any]) -> Iterator[tuple[dict[str, Any]
         yield tuple({name: _concrete(value, choice) for name, value in args.items()} for args in arguments)
 
 
-def _value_key(value: Any) -> Any:
-    """What a compilation depends on of an argument: a stand-in's dtype and alignment, or the value."""
-    if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
-        return ("pointer", str(value.dtype), value.data_ptr() % 16)
-    try:
-        hash(value)
-        return ("value", type(value).__name__, value)
-    except TypeError:
-        return ("repr", repr(value))
-
-
-_COMPILED: dict[tuple, Any] = {}
-
-
-def compiled(derive: Callable[[Any, dict[str, Any], dict[str, Any]], Any], kernel: Any, args: dict[str, Any],
-             options: dict[str, Any]) -> Any:
-    """derive(kernel, args, options) (a compilation and what is read from it), once per kernel,
-    specialisation and options."""
-    key = (derive, id(kernel), tuple((name, _value_key(v)) for name, v in sorted(args.items())),
-           tuple(sorted(options.items())))
-    if key not in _COMPILED:
-        if len(_COMPILED) > 1024:
-            _COMPILED.clear()
-        _COMPILED[key] = derive(kernel, args, options)
-    return _COMPILED[key]
-
-
 def _layouts(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> tuple[str, ...]:
     return tuple(reduction_layouts(_compat.generate_ttgir_text(kernel, args, options)))
 
@@ -149,10 +124,30 @@ def compiled_pairs(derive: Callable[[Any, dict[str, Any], dict[str, Any]], Any],
     """(derived from the kernel, derived from the fused kernel) under each specialisation and
     each (config arguments, launch options); ValueError past MAX_UNKNOWN symbolic choices."""
     variants = list(specialisations(kernel_args, fused_args))
+    # All of them started at once, in threads (see [Note: The checks' compilations in threads]).
+    pairs = [(submit(derive, kernel, {**original, **config_args}, options),
+              submit(derive, fused, {**replaced, **config_args}, options))
+             for config_args, options in launches for original, replaced in variants]
+    for before, after in pairs:
+        yield before.result(), after.result()
+
+
+def prefetch(derive: Callable[[Any, dict[str, Any], dict[str, Any]], Any], kernel: Any, kernel_args: dict[str, Any],
+             launches: Launches) -> None:
+    """Starts, in threads, the kernel's compilations that compiled_pairs will ask for (those
+    its own arguments decide; a symbolic one the fused kernel shares is tried as it will be)."""
+    try:
+        variants = list(specialisations(kernel_args))
+    except ValueError:
+        return  # too many symbolic choices: compiled_pairs refuses
     for config_args, options in launches:
-        for original, replaced in variants:
-            yield (compiled(derive, kernel, {**original, **config_args}, options),
-                   compiled(derive, fused, {**replaced, **config_args}, options))
+        for (original,) in variants:
+            submit(derive, kernel, {**original, **config_args}, options)
+
+
+def start_kernel_layouts(kernel: Any, kernel_args: dict[str, Any], launches: Launches) -> None:
+    """Starts, in threads, the kernel's TTGIR that layout_difference will read."""
+    prefetch(_layouts, kernel, kernel_args, launches)
 
 
 def layout_difference(kernel: Any, fused: Any, kernel_args: dict[str, Any], fused_args: dict[str, Any],
