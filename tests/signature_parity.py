@@ -12,7 +12,9 @@ import json
 import os
 import sys
 
-os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")  # compile in this process, where we record
+# Compile in this process, where we record, whatever the caller set: with compile workers inductor
+# compiles in subprocesses and this script sees none of its kernels.
+os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
 
 import torch  # noqa: E402
 import triton  # noqa: E402
