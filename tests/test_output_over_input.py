@@ -123,6 +123,26 @@ def test_a_program_reading_the_next_row_is_not_split(abr, caplog):
           caplog=caplog)
 
 
+@pytest.mark.parametrize("n_rows", [255, 300])
+def test_program_ids_past_a_byte_are_told_apart(n_rows, caplog):
+    """The proof records which program stores and loads each element: with more programs than
+    a byte holds, one program per row still fuses, and reading the next row is still seen."""
+    a, b, r = (torch.randn(n_rows, 20, device=DEVICE) for _ in range(3))
+
+    def each_row(a, b, r):
+        return rows(a * 2.0 + b) - r
+
+    def next_row(a, b, r):
+        h = a + b
+        wrap_triton(reads_next_row_in_place)[(n_rows,)](h, h, n_rows, h.shape[1], BLOCK=32)
+        return h - r
+
+    check(each_row, a, b, r, fused=["x_ptr", "out_ptr"], caplog=caplog)
+    caplog.clear()
+    check(next_row, a, b, r, fused=[], caplog=caplog,
+          reason=f"{n_rows * 20} elements of x_ptr are loaded by another program than the one that stores them")
+
+
 def test_a_kernel_reading_back_what_it_stored_is_not_split(abr, caplog):
     def f(a, b, r):
         h = a + b

@@ -195,8 +195,8 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
     if read is not None:
         # Elements no program stores keep the input's value in either buffer: what the kernel
         # leaves unwritten is the coverage check's below, with its own reason.
-        stored = evaluator.owner != -1
-        crossed = int((stored & (evaluator.loader != -1) & (evaluator.loader != evaluator.owner)).sum())
+        stored = evaluator.owner != 0
+        crossed = int((stored & (evaluator.loader != 0) & (evaluator.loader != evaluator.owner)).sum())
         if crossed:
             raise NoProof(f"{crossed} elements of {read} are loaded by another program than the one that stores them "
                           f"through {output} (grid {list(grid)})")
@@ -477,11 +477,15 @@ class _Evaluator:
     def __init__(self, program: _Program, written: np.ndarray, grid: tuple[int, ...], tracked: bool = False) -> None:
         self.program, self.written = program, written
         # With a followed read (_Program.read): per element of the span, the program that
-        # stores it and the one that loads it (-1: none yet, -2: several).
-        # int32 where every program id fits: half the memory (two span-sized arrays) and time.
-        ids = np.int32 if math.prod(grid) < np.iinfo(np.int32).max else np.int64
-        self.owner = np.full(written.shape, -1, dtype=ids) if tracked else None
-        self.loader = np.full(written.shape, -1, dtype=ids) if tracked else None
+        # stores it and the one that loads it, as its linear id + 1 (0: none yet; the dtype's
+        # largest value: several). Two span-sized arrays, so in the narrowest unsigned type
+        # every id fits (uint8 for Liger's 132-program grids: an eighth of int64's memory
+        # traffic), and zeroed (calloc'd pages) rather than filled.
+        self.ids = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
+                        if math.prod(grid) + 1 < np.iinfo(t).max)
+        self.several = np.iinfo(self.ids).max
+        self.owner = np.zeros(written.shape, dtype=self.ids) if tracked else None
+        self.loader = np.zeros(written.shape, dtype=self.ids) if tracked else None
         self.grid = tuple(grid) + (1,) * (3 - len(grid))
         self.work = 0
         self.accesses = 0  # elements accessed, each time
@@ -587,7 +591,7 @@ class _Evaluator:
         if stored.size and (stored.min() < 0 or stored.max() >= self.written.size):
             raise NoProof(f"a {op.name.removeprefix('tt.')} may fall outside {self.program.role}", op)
         if self.owner is not None:
-            ids = self.linear_ids.reshape((-1,) + (1,) * (offsets.ndim - 1))
+            ids = (self.linear_ids + 1).astype(self.ids).reshape((-1,) + (1,) * (offsets.ndim - 1))
             if self._track(op, stored, np.broadcast_to(ids, shape)[chosen]):
                 return  # a load through the read argument: nothing stored
         self.written[stored] = True
@@ -603,12 +607,12 @@ class _Evaluator:
                               "it reads after storing to them", op)
             before = self.loader[elements]
             self.loader[elements] = ids
-            several = ((before != -1) & (before != ids)) | (self.loader[elements] != ids)
-            self.loader[elements[several]] = -2
+            several = ((before != 0) & (before != ids)) | (self.loader[elements] != ids)
+            self.loader[elements[several]] = self.several
             return True
         before = self.owner[elements]
         self.owner[elements] = ids
-        if (((before != -1) & (before != ids)) | (self.owner[elements] != ids)).any():
+        if (((before != 0) & (before != ids)) | (self.owner[elements] != ids)).any():
             raise NoProof("two programs store the same element", op)
         return False
 
