@@ -2,6 +2,7 @@
 # The GPU runs whose logs are in benchmarks/results/, as run on the device machine (from the
 # repository root, the Liger and expecttest wheels in .whl/, logs to $OUT):
 #
+#   bash benchmarks/device_runs.sh gpu_tests       # 1 GPU: every gpu-marked test, 8 pytest-xdist workers (~6 min)
 #   bash benchmarks/device_runs.sh two_gpu_tests   # 2 GPUs: the gpu-marked distributed tests
 #   bash benchmarks/device_runs.sh tp_block        # 2 GPUs: tensor-parallel block, ours vs plain ops
 #   bash benchmarks/device_runs.sh llama_fsdp      # 2 GPUs: FSDP2 Llama + Liger, three paths
@@ -46,6 +47,13 @@ export SITE_READY=1 PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 NCCL_NVLS_ENABL
 TORCHRUN="python3 -m torch.distributed.run --standalone --nproc-per-node 2"
 
 case "${1:-}" in
+gpu_tests)
+    # The 2-GPU tests skip here (two_gpu_tests runs them). Two compile threads per worker: 16 cores.
+    nvidia-smi -L > "$OUT/gpu_tests.log"
+    TORCHINDUCTOR_COMPILE_THREADS=2 timeout 540 python3 -m pytest -m gpu -n "${WORKERS:-8}" -p no:cacheprovider -q \
+        -rfE --durations=15 tests/ >> "$OUT/gpu_tests.log" 2>&1
+    tail -n 25 "$OUT/gpu_tests.log"
+    ;;
 two_gpu_tests)
     nvidia-smi -L | tee "$OUT/two_gpu_tests.log"
     timeout 400 python3 -m pytest -m gpu -v -p no:cacheprovider tests/test_distributed_training.py \
