@@ -124,25 +124,30 @@ def _check_run(kernel_key: str, args: dict[str, Any], grid: tuple[int, ...], out
         if isinstance(value, int):  # bool too: an i1 parameter
             scalars[name] = value
     # Module constants decide the TTIR as constexprs do (see [Note: Module constants of a kernel]).
-    key = (kernel_key, module_constants(base), grid, output, access, read, layout,
-           tuple(sorted((n, repr(v) if not isinstance(v, torch.Tensor) else ("tensor", v.dtype))
-                        for n, v in args.items())))
+    arguments = tuple(sorted((n, repr(v) if not isinstance(v, torch.Tensor) else ("tensor", v.dtype))
+                             for n, v in args.items()))
+
+    def result_key(followed_read: str | None) -> tuple:
+        return (kernel_key, module_constants(base), grid, output, access, followed_read, layout, arguments)
+
+    key = result_key(read)
     with _results_lock:
         cached = _results.get(key)
     if cached is None:
         try:
             with _compat.compile_timed("torch_triton_hop.store_coverage_proof"):
                 cached = ("", *_prove(base, args, scalars, grid, output, layout, access, read))
+            proven = True
         except NoProof as e:
-            cached = (str(e), 0, 0)
+            cached, proven = (str(e), 0, 0), False
         with _results_lock:
             _results[key] = cached
-            if read is not None and not cached[0]:
+            if read is not None and proven:
                 # A read-after-store proof evaluates the output's stores as a proof of them
                 # alone would (it follows the read's loads besides, counting none of them):
                 # its counts answer the stores-only question asked next (Liger's RMSNorm
                 # backward: an epilogue on dX; 0.6 s on an H200 host at 8192 x 2048).
-                _results.setdefault(key[:5] + (None,) + key[6:], cached)
+                _results.setdefault(result_key(None), cached)
     reason, missing, repeated = cached
     if reason:
         raise NoProof(reason)
