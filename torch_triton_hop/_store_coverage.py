@@ -495,11 +495,11 @@ class _Evaluator:
         # largest value: several). Two span-sized arrays, so in the narrowest unsigned type
         # every id fits (uint8 for Liger's 132-program grids: an eighth of int64's memory
         # traffic), and zeroed (calloc'd pages) rather than filled.
-        self.ids = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
-                        if math.prod(grid) + 1 < np.iinfo(t).max)
-        self.several = np.iinfo(self.ids).max
-        self.owner = np.zeros(written.shape, dtype=self.ids) if tracked else None
-        self.loader = np.zeros(written.shape, dtype=self.ids) if tracked else None
+        self.id_type = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
+                            if math.prod(grid) + 1 < np.iinfo(t).max)
+        self.several = np.iinfo(self.id_type).max
+        self.owner = np.zeros(written.shape, dtype=self.id_type) if tracked else None
+        self.loader = np.zeros(written.shape, dtype=self.id_type) if tracked else None
         self.grid = tuple(grid) + (1,) * (3 - len(grid))
         self.work = 0
         self.accesses = 0  # elements accessed, each time
@@ -510,7 +510,7 @@ class _Evaluator:
         self.env: dict[int, Any] = dict(params)
         g0, g1, _ = self.grid
         self.program_ids = (programs % g0, (programs // g0) % g1, programs // (g0 * g1))
-        self.linear_ids = programs
+        self.tracked_ids = (programs + 1).astype(self.id_type)  # as owner / loader hold them
         self.count = programs.size
         self._blocks(self.program.entry.body)
 
@@ -605,7 +605,7 @@ class _Evaluator:
         if stored.size and (stored.min() < 0 or stored.max() >= self.written.size):
             raise NoProof(f"a {op.name.removeprefix('tt.')} may fall outside {self.program.role}", op)
         if self.owner is not None:
-            ids = (self.linear_ids + 1).astype(self.ids).reshape((-1,) + (1,) * (offsets.ndim - 1))
+            ids = self.tracked_ids.reshape((-1,) + (1,) * (offsets.ndim - 1))
             if self._track(op, stored, np.broadcast_to(ids, shape)[chosen]):
                 return  # a load through the read argument: nothing stored
         self.written[stored] = True
