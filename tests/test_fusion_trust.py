@@ -92,9 +92,11 @@ def same_bits(a, b):
     return torch.equal(a, b)
 
 
-def check_exact(fn, *args, expect_fused):
+def check_exact(fn, *args, expect_fused, nan_from_garbage=False):
     """fn eagerly, unfused and fused: fused equals the unfused compile, or eager. Returns the
-    fused compile's generated code."""
+    fused compile's generated code. With nan_from_garbage, an element that is NaN in one of the
+    three is not compared: a program that reads the garbage of torch.empty may get a NaN there
+    in one run and not in another (`maximum(garbage, inf)` is inf, or NaN)."""
     eager = fn(*args)
     unfused, _ = compiled(fn, *args, fusion=False)
     with warnings.catch_warnings(record=True) as caught:
@@ -104,6 +106,9 @@ def check_exact(fn, *args, expect_fused):
     assert not package_warnings, [str(w.message) for w in package_warnings]
     assert bool(fused_launches(code)) == expect_fused, code
     for e, u, f in zip(*(r if isinstance(r, tuple) else (r,) for r in (eager, unfused, fused))):
+        if nan_from_garbage and e.is_floating_point():
+            defined = ~(e.isnan() | u.isnan() | f.isnan())
+            e, u, f = e[defined], u[defined], f[defined]
         assert same_bits(f, u) or same_bits(f, e), (e, u, f)
     return code
 
@@ -1152,7 +1157,9 @@ def test_an_epilogue_constant_in_the_stored_value_is_not_fused(epilogue, dtype, 
     thirteenth session)."""
     x = torch.arange(37, device=DEVICE).to(dtype)
     with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
-        check_exact(lambda x: epilogue(copy_first(x, 20)), x, expect_fused=False)
+        # Elements 20.. are the unfused program's garbage, a NaN now and then (maximum_with_inf:
+        # NaN there; a CI run met one).
+        check_exact(lambda x: epilogue(copy_first(x, 20)), x, expect_fused=False, nan_from_garbage=True)
     assert "gives the same result for every value the kernel might store" in caplog.text, caplog.text
     check_exact(lambda x: epilogue(copy_first(x, 37)), x, expect_fused=True)  # stores every element
 
