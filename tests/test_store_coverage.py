@@ -587,3 +587,105 @@ def test_offsets_joined_and_split(split, skip_odd, caplog):
     with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
         check_exact(f, torch.randn(100, device=DEVICE), y, expect_fused=not skip_odd)
     assert not skip_odd or f"{UNWRITTEN} 50 of the 100 elements" in caplog.text, caplog.text
+
+
+# Twins of scale_kernel: the same stores with other math (one proof answers both), and stores
+# that differ in one detail of their address, mask or program id (each proven for itself).
+@triton.jit
+def other_math_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, tl.exp(x) * 3.0 + x, mask=offs < n)
+
+
+@triton.jit
+def all_but_last_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n - 1)
+
+
+@triton.jit
+def shifted_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs + 1, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs + 1 < n)
+
+
+@triton.jit
+def other_axis_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+
+def _unstored(kernel, n, block=16):
+    from torch_triton_hop._side_table import kernel_side_table
+    from torch_triton_hop._store_coverage import unstored_reason
+
+    launch = {"x_ptr": torch.empty(n, device=DEVICE), "out_ptr": torch.empty(n, device=DEVICE), "n": n, "BLOCK": block}
+    return unstored_reason(kernel_side_table.add_kernel(kernel), launch, kernel_side_table.add_constants({}), [],
+                           [triton.cdiv(n, block), 1, 1], "out_ptr")
+
+
+@pytest.mark.parametrize("twin, unwritten, n", [
+    (other_math_kernel, None, 97), (all_but_last_kernel, 1, 98), (shifted_kernel, 1, 99),
+    (other_axis_kernel, "all but the first block", 100)])
+@pytest.mark.parametrize("twin_first", [False, True])
+def test_a_proof_answers_only_kernels_that_store_alike(twin, unwritten, n, twin_first, monkeypatch):
+    """A proof's counts answer another kernel whose stores' addresses, masks and conditions are
+    computed alike (a fused kernel planned with one argument, then with all), and no other:
+    each pair in both orders, each case at its own size (a launch proven before, of the same
+    kernel and size, would answer without an evaluation)."""
+    from torch_triton_hop import _store_coverage
+
+    evaluated = []
+    run = _store_coverage._Evaluator.run
+    monkeypatch.setattr(_store_coverage._Evaluator, "run", lambda self, *a: evaluated.append(1) or run(self, *a))
+    n += 10 * twin_first
+    if unwritten == "all but the first block":
+        unwritten = n - 16
+    for kernel in (twin, scale_kernel) if twin_first else (scale_kernel, twin):
+        reason = _unstored(kernel, n)
+        if kernel is scale_kernel or unwritten is None:
+            assert reason is None, reason
+        else:
+            assert reason == f"the kernel may leave {unwritten} of the {n} elements of out_ptr unwritten " \
+                             f"(grid [{triton.cdiv(n, 16)}, 1, 1])"
+    # One evaluation (one chunk of programs) per proof made: the twin with other math made none.
+    assert len(evaluated) == (1 if unwritten is None else 2)
+    # The same kernel with another block size stores otherwise: its own proof.
+    assert _unstored(scale_kernel, n, block=8) is None and len(evaluated) == (2 if unwritten is None else 3)
+
+
+@triton.jit
+def normalize_rows_kernel(x_ptr, out_ptr, n_cols, TWO_PASSES: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    total = 1.0
+    if TWO_PASSES:  # a first pass over the row: each element loaded twice
+        for start in range(0, n_cols, BLOCK):
+            total += tl.sum(tl.load(x_ptr + row * n_cols + start + cols, mask=start + cols < n_cols, other=0.0))
+    for start in range(0, n_cols, BLOCK):
+        x = tl.load(x_ptr + row * n_cols + start + cols, mask=start + cols < n_cols)
+        tl.store(out_ptr + row * n_cols + start + cols, x / total, mask=start + cols < n_cols)
+
+
+@pytest.mark.parametrize("two_passes", [False, True])
+def test_a_read_after_store_proof_answers_how_often_the_read_is_loaded(two_passes, monkeypatch):
+    """Written over its input, the kernel loads each element before storing it, in one pass or
+    two: the proof of that follows every load of the input, and its counts answer whether an
+    element is loaded more than once (a prologue into a loop) without another evaluation."""
+    from torch_triton_hop import _store_coverage
+    from torch_triton_hop._side_table import kernel_side_table
+
+    evaluated = []
+    run = _store_coverage._Evaluator.run
+    monkeypatch.setattr(_store_coverage._Evaluator, "run", lambda self, *a: evaluated.append(1) or run(self, *a))
+    x = torch.empty(6, 40, device=DEVICE)
+    launch = {"x_ptr": x, "out_ptr": x, "n_cols": 40, "TWO_PASSES": two_passes, "BLOCK": 16}
+    arguments = (kernel_side_table.add_kernel(normalize_rows_kernel), launch, kernel_side_table.add_constants({}), [],
+                 [6, 1, 1])
+    assert _store_coverage.read_after_store_reason(*arguments, "out_ptr", "x_ptr") is None
+    assert len(evaluated) == 1
+    reason = _store_coverage.reloaded_reason(*arguments, "x_ptr")
+    assert reason == ("the kernel loads 240 elements of x_ptr more than once (grid [6, 1, 1])" if two_passes else None)
+    assert _store_coverage.unstored_reason(*arguments, "out_ptr") is None
+    assert len(evaluated) == 1

@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 import re
 import threading
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -136,42 +136,62 @@ def _check_run(kernel_key: str, args: dict[str, Any], grid: tuple[int, ...], out
     if cached is None:
         try:
             with _compat.compile_timed("torch_triton_hop.store_coverage_proof"):
-                cached = ("", *_prove(base, args, scalars, grid, output, layout, access, read))
-            proven = True
+                counts, read_counts = _prove(base, args, scalars, grid, output, layout, access, read)
+            cached = _Verdict("", counts.missing, counts.repeated)
         except NoProof as e:
-            cached, proven = (str(e), 0, 0), False
+            cached, read_counts = _Verdict(str(e), 0, 0), None
         with _results_lock:
             _results[key] = cached
-            if read is not None and proven:
+            if read_counts is not None:
                 # A read-after-store proof evaluates the output's stores as a proof of them
-                # alone would (it follows the read's loads besides, counting none of them):
-                # its counts answer the stores-only question asked next (Liger's RMSNorm
-                # backward: an epilogue on dX; 0.6 s on an H200 host at 8192 x 2048).
+                # alone would, and follows every load of the read argument as a proof of its
+                # loads would: its counts answer both questions asked next (Liger's RMSNorm
+                # backward: an epilogue on dX, a prologue into dY's loads in its row loop;
+                # 0.6 and 0.2 s on an H200 host at 8192 x 2048).
                 _results.setdefault(result_key(None), cached)
-    reason, missing, repeated = cached
-    if reason:
-        raise NoProof(reason)
-    if every and missing:
-        raise NoProof(f"the kernel may leave {missing} of the {int(np.prod(layout[0]))} elements of {output} "
+                read_layout = (tuple(args[read].size()), tuple(args[read].stride()))
+                if read_layout == layout:
+                    read_key = (kernel_key, module_constants(base), grid, read, "load", None, layout, arguments)
+                    _results.setdefault(read_key, _Verdict("", read_counts.missing, read_counts.repeated))
+    if cached.reason:
+        raise NoProof(cached.reason)
+    if every and cached.missing:
+        raise NoProof(f"the kernel may leave {cached.missing} of the {int(np.prod(layout[0]))} elements of {output} "
                       f"unwritten (grid {list(grid)})")
-    if once and repeated:
+    if once and cached.repeated:
         verb = "stores" if access == "store" else "loads"
-        raise NoProof(f"the kernel {verb} {repeated} elements of {output} more than once (grid {list(grid)})")
+        raise NoProof(f"the kernel {verb} {cached.repeated} elements of {output} more than once (grid {list(grid)})")
 
 
-# Per launch and access: ("", elements of the layout not accessed, accesses past the first to
-# an element) where the evaluation holds, else (why not, 0, 0).
-_results: dict[tuple, tuple[str, int, int]] = {}
+class _Counts(NamedTuple):
+    """What an evaluation found of one argument's accesses (stores, or loads)."""
+    missing: int   # elements of the layout no access reaches
+    repeated: int  # accesses past the first to an element
+
+
+class _Verdict(NamedTuple):
+    reason: str    # why the evaluation does not hold; "" where it does (and the counts are its)
+    missing: int
+    repeated: int
+
+
+# Per launch and access, the verdict of its evaluation.
+_results: dict[tuple, _Verdict] = {}
+# Per program slice (see _Program.signature), the counts of an evaluation that held: two
+# kernels computing the accesses' addresses, masks and conditions alike get the same counts
+# (a fused kernel's stored prologue, planned alone and then with the launch's epilogues).
+_proven_slices: dict[tuple, tuple[_Counts, _Counts | None]] = {}
 _results_lock = threading.Lock()
 
 
 def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple[int, ...], output: str,
-           layout: tuple[tuple[int, ...], tuple[int, ...]], access: str, read: str | None = None) -> tuple[int, int]:
-    """(elements of the layout no `access` (tt.store / tt.load) of `output` reaches, accesses
-    past the first to an element); NoProof where the accesses' addresses, masks or conditions
-    are not followed, or an access may fall outside the layout's span. With `read` (stores
-    only), also NoProof where a tt.load through `read` reaches an element after a store to it,
-    or in another program than the one storing it."""
+           layout: tuple[tuple[int, ...], tuple[int, ...]], access: str,
+           read: str | None = None) -> tuple[_Counts, _Counts | None]:
+    """The counts of the `access`es (tt.store / tt.load) of `output`; NoProof where their
+    addresses, masks or conditions are not followed, or an access may fall outside the
+    layout's span. With `read` (stores only), also NoProof where a tt.load through `read`
+    reaches an element after a store to it, or in another program than the one storing it;
+    and the counts of those loads (over the same layout), else None."""
     text, folded = _compat.generate_ttir_text(base, args)
     functions, aliases = parse_module(text)
     entry = entry_function(functions, base)
@@ -196,6 +216,11 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
             params[param] = UNKNOWN
     sizes, strides = layout
     span = 1 + sum((s - 1) * st for s, st in zip(sizes, strides)) if all(sizes) else 0
+    signature = (program.signature(params), grid, layout, program.largest)
+    with _results_lock:
+        known = _proven_slices.get(signature)
+    if known is not None:
+        return known
     written = np.zeros(max(span, 0), dtype=bool)
     programs = int(np.prod(grid))
     chunk = max(1, _CHUNK_ELEMENTS // program.largest)
@@ -215,13 +240,19 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
             raise NoProof(f"{crossed} elements of {read} are loaded by another program than the one that stores them "
                           f"through {output} (grid {list(grid)})")
     if span == int(np.prod(sizes)):  # dense (contiguous or permuted): every element of the span
-        missing = int((~written).sum())
+        required = slice(None)
     else:
         required = np.zeros((1,), dtype=np.int64)
         for size, stride in zip(sizes, strides):
             required = (required[:, None] + np.arange(size, dtype=np.int64)[None, :] * stride).reshape(-1)
-        missing = int((~written[required]).sum())
-    return missing, evaluator.accesses - int(written.sum())
+    counts = _Counts(int((~written[required]).sum()), evaluator.accesses - int(written.sum()))
+    read_counts = None
+    if read is not None:
+        loaded = evaluator.loader != 0
+        read_counts = _Counts(int((~loaded[required]).sum()), evaluator.loads - int(loaded.sum()))
+    with _results_lock:
+        _proven_slices[signature] = (counts, read_counts)
+    return counts, read_counts
 
 
 class _Inliner:
@@ -282,6 +313,7 @@ class _Inliner:
 
 
 _EVALUATED_REGIONS = {"scf.for", "scf.if", "scf.while"}
+_SSA_NAME = re.compile(r"%[\w.$-]+(?::\d+)?(?:#\d+)?")  # a value's printed name (numbered apart)
 
 
 class _Program:
@@ -336,6 +368,54 @@ class _Program:
         self.needed, self.regions = self._slice()
         shapes = [type_shape(t) for t in re.findall(r"tensor<[^>]*>", "\n".join(o.text for o in walk(entry.body)))]
         self.largest = max([int(np.prod(s)) for s in shapes] or [1])
+
+    def signature(self, params: dict[int, Any]) -> tuple:
+        """What an evaluation of this program reads, the values numbered in the order they
+        appear and each parameter given what it holds: two programs with one signature mark
+        the same elements for one grid and layout. It follows _Evaluator's walk: the blocks
+        with their branches, and in them the accesses (address, mask), the regions evaluated
+        (with their terminators) and the ops a later one needs; the rest of a kernel (its
+        loads of other data, its math) is left out, as the evaluation leaves it."""
+        numbers: dict[int, int] = {}
+
+        def number(value: int) -> Any:
+            if value in numbers:
+                return numbers[value]
+            numbers[value] = len(numbers)
+            if value not in params:
+                return numbers[value]
+            held = params[value]
+            what = "pointer" if isinstance(held, Pointer) else "unknown" if held is UNKNOWN else \
+                (str(held.dtype), int(held[0]))
+            return numbers[value], what
+
+        def op_signature(op: Op, operands: list[int]) -> tuple:
+            return (op.name, _SSA_NAME.sub("%", op.text), tuple(number(v) for v in operands),
+                    tuple(number(v) for v in (*op.results, *op.header_defs)),
+                    tuple(tuple(block_signature(block) for block in region) for region in op.regions))
+
+        def block_signature(block: Block) -> tuple:
+            walked: list[tuple] = [tuple(number(arg) for arg in block.args)]
+            for op in block.ops:
+                if op in self.accesses:
+                    walked.append(("access", op_signature(op, op.operands[:1] + _mask_operand(op))))
+                if op.name == "tt.store":
+                    continue
+                if op.name in _EVALUATED_REGIONS:
+                    if op in self.regions:
+                        walked.append(op_signature(op, op.operands))
+                elif any(r in self.needed for r in op.results):
+                    walked.append(op_signature(op, op.operands))
+            if block.ops and not block.ops[-1].results:  # a region's yield or condition
+                walked.append((block.ops[-1].name, tuple(number(v) for v in block.ops[-1].operands)))
+            return tuple(walked)
+
+        blocks = []
+        for i, block in enumerate(self.entry.body):
+            needed_args = tuple(arg in self.needed for arg in block.args)
+            blocks.append((needed_args, block_signature(block),
+                           tuple((target, tuple(number(v) for v in values)) for target, values in self.branches[i])))
+        return self.read is not None, tuple(blocks)
 
     @staticmethod
     def _branches(blocks: list[Block]) -> tuple[dict[int, list[tuple[int, list[int]]]], dict[int, list[int]]]:
@@ -503,6 +583,7 @@ class _Evaluator:
         self.grid = tuple(grid) + (1,) * (3 - len(grid))
         self.work = 0
         self.accesses = 0  # elements accessed, each time
+        self.loads = 0  # elements loaded through the followed read argument, each time
         self.live: Any = UNKNOWN  # the programs that run the op being evaluated
         self.needed_ops: dict[Op, bool] = {}
 
@@ -607,6 +688,7 @@ class _Evaluator:
         if self.owner is not None:
             ids = self.tracked_ids.reshape((-1,) + (1,) * (offsets.ndim - 1))
             if self._track(op, stored, np.broadcast_to(ids, shape)[chosen]):
+                self.loads += stored.size
                 return  # a load through the read argument: nothing stored
         self.written[stored] = True
         self.accesses += stored.size
