@@ -246,6 +246,7 @@ def _plan_candidates(launch: LaunchFusion, accessed: Any, split_refused: dict[st
         for n in [*candidate.operands, *candidate.region]:
             read_by.setdefault(n, set()).add(arg)
     plans: dict[str, _Plan] = {}
+    loaded_in_loops: set[str] = set()
     for index, (arg, candidate) in enumerate(candidates.items()):
         try:
             clash = sorted({a for n in set(candidate.others.values()) for a in read_by.get(n, ())} - {arg})
@@ -256,14 +257,33 @@ def _plan_candidates(launch: LaunchFusion, accessed: Any, split_refused: dict[st
             argument = plans[arg].argument
             alone = rewrite_kernel_source(kernel_python_source(fn), fn.__globals__, [argument], list(argument.operands))
             if candidate.kind == "prologue" and arg in alone.loads_in_loops:
+                if alone.calls_dot:
+                    raise Refused("the kernel loads it in a loop and calls tl.dot: a tiled matmul re-reads its inputs "
+                                  "in its main loop, where pointwise work on the loads costs more than the pass over "
+                                  "memory it saves")
+                loaded_in_loops.add(arg)
+        except (NotFusible, Refused) as e:
+            refusals[arg] = str(e)
+            plans.pop(arg, None)
+    if launch.target == "gpu" and plans:
+        # The fused kernel of every argument planned, compiled while the proofs below run: the
+        # kernel it will be unless one of them refuses its argument (or it cannot be built,
+        # which the check of the kernel finally chosen reports).
+        try:
+            _start_compiled_code_checks(launch, accessed, *_fused_kernel(launch, candidates, plans))
+        except (NotFusible, Refused):
+            pass
+    for arg in list(plans):  # the proofs, each of this argument alone
+        candidate = candidates[arg]
+        try:
+            if arg in loaded_in_loops and not candidate.others:
                 # A stored prologue is proven loaded once per element (so never re-read) below.
-                _check_prologue_in_loop(alone.calls_dot, node_value(candidate.sink), plans[arg].inputs,
-                                        lambda: None if candidate.others else launch.reloaded(arg))
+                _check_prologue_in_loop(node_value(candidate.sink), plans[arg].inputs, lambda: launch.reloaded(arg))
             if candidate.others:
                 _checked_fused_kernel(launch, {arg: candidate}, {arg: plans[arg]}, accessed, compiled_code=False)
         except (NotFusible, Refused) as e:
             refusals[arg] = str(e)
-            plans.pop(arg, None)
+            del plans[arg]
     if not plans:
         log.debug("launch %s (kernel %s): nothing fused (%s)", node.name, name, refusals)
         return None
@@ -300,22 +320,25 @@ def _plan_candidates(launch: LaunchFusion, accessed: Any, split_refused: dict[st
 def _checked_fused_kernel(launch: LaunchFusion, candidates: dict[str, Candidate], plans: dict[str, _Plan],
                           accessed: Any, compiled_code: bool = True) -> Any:
     """The fused kernel of `plans`, built and checked (_check_fused_kernel)."""
-    recipe = FusionRecipe(launch.node.kwargs["kernel"], tuple(p.argument for p in plans.values()),
-                          tuple((p.argument.helper, p.helper_source) for p in plans.values()),
-                          tuple(param for p in plans.values() for param in p.argument.operands))
-    fused = build_fused_kernel(recipe)
+    fused = build_fused_kernel(_recipe(launch, plans))
     _check_fused_kernel(launch, fused.key, candidates, plans, accessed, compiled_code)
     return fused
 
 
-def _check_fused_kernel(launch: LaunchFusion, fused_key: str, candidates: dict[str, Candidate],
-                        plans: dict[str, _Plan], accessed: Any, compiled_code: bool = True) -> None:
-    """The fused kernel compiles (to TTIR, no driver needed) with the launch's new arguments and
-    writes what the kernel wrote, and the buffers of stored prologues, every element once (its
-    analysis is cached for the lowering that follows); on a GPU, its compiled code computes
-    as the kernel's does (_check_compiled_code)."""
+def _recipe(launch: LaunchFusion, plans: dict[str, _Plan]) -> FusionRecipe:
+    return FusionRecipe(launch.node.kwargs["kernel"], tuple(p.argument for p in plans.values()),
+                        tuple((p.argument.helper, p.helper_source) for p in plans.values()),
+                        tuple(param for p in plans.values() for param in p.argument.operands))
+
+
+def _fused_kernel(launch: LaunchFusion, candidates: dict[str, Candidate],
+                  plans: dict[str, _Plan]) -> tuple[str, dict[str, Any]]:
+    """The fused kernel's key and its launch's arguments (values of the graph's nodes)."""
+    return build_fused_kernel(_recipe(launch, plans)).key, _fused_values(launch, candidates, plans)
+
+
+def _fused_values(launch: LaunchFusion, candidates: dict[str, Candidate], plans: dict[str, _Plan]) -> dict[str, Any]:
     vals = dict(launch.vals)
-    stored = {plan.stored: arg for arg, plan in plans.items() if plan.stored}
     for arg, plan in plans.items():
         sink, inputs = candidates[arg].sink, plan.inputs
         vals.update({operand.param: node_value(node) for node, operand in inputs.items()})
@@ -328,6 +351,17 @@ def _check_fused_kernel(launch: LaunchFusion, fused_key: str, candidates: dict[s
             vals[arg] = max((node_value(n) for n in inputs), key=lambda t: t.dim())
             if plan.stored:
                 vals[plan.stored] = _stored_buffer_value(node_value(sink))
+    return vals
+
+
+def _check_fused_kernel(launch: LaunchFusion, fused_key: str, candidates: dict[str, Candidate],
+                        plans: dict[str, _Plan], accessed: Any, compiled_code: bool = True) -> None:
+    """The fused kernel compiles (to TTIR, no driver needed) with the launch's new arguments and
+    writes what the kernel wrote, and the buffers of stored prologues, every element once (its
+    analysis is cached for the lowering that follows); on a GPU, its compiled code computes
+    as the kernel's does (_check_compiled_code)."""
+    vals = _fused_values(launch, candidates, plans)
+    stored = {plan.stored: arg for arg, plan in plans.items() if plan.stored}
     node = launch.node
     fused = tensors_accessed(fused_key, node.kwargs["constant_args"], node.kwargs["configs"], vals)
     if fused.fallback_reason:
@@ -411,13 +445,10 @@ def _launches(launch: LaunchFusion) -> list[tuple[dict[str, Any], dict[str, Any]
             for c in configs] or [({}, {k: v for k, v in launch.vals.items() if k in _compat.launch_option_names()})]
 
 
-def _check_prologue_in_loop(calls_dot: bool, replaced: torch.Tensor, inputs: dict[torch.fx.Node, Operand],
-                            reloaded: Any) -> None:
-    """A prologue on a tensor the kernel loads in a loop (it may re-read each element: `reloaded()`
-    says why it may, None where each element is provably loaded at most once)."""
-    if calls_dot:
-        raise Refused("the kernel loads it in a loop and calls tl.dot: a tiled matmul re-reads its inputs in its "
-                       "main loop, where pointwise work on the loads costs more than the pass over memory it saves")
+def _check_prologue_in_loop(replaced: torch.Tensor, inputs: dict[torch.fx.Node, Operand], reloaded: Any) -> None:
+    """A prologue on a tensor the kernel loads in a loop, not one calling tl.dot (it may re-read
+    each element: `reloaded()` says why it may, None where each element is provably loaded at
+    most once)."""
     # Bytes each element's loads read (an operand broadcast to all is one load, not per element).
     # Loaded once, the fused loads read them once where the unfused program reads them, writes
     # the tensor and reads it back: fewer bytes however many the prologue loads.
