@@ -39,13 +39,14 @@ def row_in_place(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
 
 @triton.jit
 def reads_next_row_in_place(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
-    """Each program also reads the next row, which another program writes."""
+    """Each program also reads the next row, which another program writes. What it stores does
+    not depend on whether that row is written yet (finite inputs): on a GPU the programs race."""
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
     x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
     nxt = tl.load(x_ptr + ((row + 1) % n_rows) * n_cols + cols, mask=mask, other=0.0)
-    tl.store(out_ptr + row * n_cols + cols, x + nxt, mask=mask)
+    tl.store(out_ptr + row * n_cols + cols, x * 2.0 + nxt * 0.0, mask=mask)
 
 
 @triton.jit
