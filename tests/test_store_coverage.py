@@ -632,10 +632,12 @@ def _unstored(kernel, n, block=16):
 def test_a_proof_answers_only_kernels_that_store_alike(twin, unwritten, n, twin_first, monkeypatch):
     """A proof's counts answer another kernel whose stores' addresses, masks and conditions are
     computed alike (a fused kernel planned with one argument, then with all), and no other:
-    each pair in both orders, each case at its own size (a launch proven before, of the same
-    kernel and size, would answer without an evaluation)."""
+    each pair in both orders, each case at its own size, from empty caches (a launch proven
+    before, of the same kernel and size, would answer without an evaluation)."""
     from torch_triton_hop import _store_coverage
 
+    monkeypatch.setattr(_store_coverage, "_results", {})
+    monkeypatch.setattr(_store_coverage, "_proven_slices", {})
     evaluated = []
     run = _store_coverage._Evaluator.run
     monkeypatch.setattr(_store_coverage._Evaluator, "run", lambda self, *a: evaluated.append(1) or run(self, *a))
@@ -676,6 +678,8 @@ def test_a_read_after_store_proof_answers_how_often_the_read_is_loaded(two_passe
     from torch_triton_hop import _store_coverage
     from torch_triton_hop._side_table import kernel_side_table
 
+    monkeypatch.setattr(_store_coverage, "_results", {})
+    monkeypatch.setattr(_store_coverage, "_proven_slices", {})
     evaluated = []
     run = _store_coverage._Evaluator.run
     monkeypatch.setattr(_store_coverage._Evaluator, "run", lambda self, *a: evaluated.append(1) or run(self, *a))
