@@ -127,10 +127,10 @@ def _check_run(kernel_key: str, args: dict[str, Any], grid: tuple[int, ...], out
     arguments = tuple(sorted((n, repr(v) if not isinstance(v, torch.Tensor) else ("tensor", v.dtype))
                              for n, v in args.items()))
 
-    def result_key(followed_read: str | None) -> tuple:
-        return (kernel_key, module_constants(base), grid, output, access, followed_read, layout, arguments)
+    def result_key(name: str, kind: str, followed_read: str | None) -> tuple:
+        return (kernel_key, module_constants(base), grid, name, kind, followed_read, layout, arguments)
 
-    key = result_key(read)
+    key = result_key(output, access, read)
     with _results_lock:
         cached = _results.get(key)
     if cached is None:
@@ -148,11 +148,10 @@ def _check_run(kernel_key: str, args: dict[str, Any], grid: tuple[int, ...], out
                 # loads would: its counts answer both questions asked next (Liger's RMSNorm
                 # backward: an epilogue on dX, a prologue into dY's loads in its row loop;
                 # 0.6 and 0.2 s on an H200 host at 8192 x 2048).
-                _results.setdefault(result_key(None), cached)
-                read_layout = (tuple(args[read].size()), tuple(args[read].stride()))
-                if read_layout == layout:
-                    read_key = (kernel_key, module_constants(base), grid, read, "load", None, layout, arguments)
-                    _results.setdefault(read_key, _Verdict("", read_counts.missing, read_counts.repeated))
+                _results.setdefault(result_key(output, access, None), cached)
+                if (tuple(args[read].size()), tuple(args[read].stride())) == layout:
+                    _results.setdefault(result_key(read, "load", None),
+                                        _Verdict("", read_counts.missing, read_counts.repeated))
     if cached.reason:
         raise NoProof(cached.reason)
     if every and cached.missing:
