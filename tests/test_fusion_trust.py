@@ -649,12 +649,27 @@ def test_quotients_added_are_checked_in_sass_when_planning_for_a_gpu(plan_for_a_
     assert reciprocal_readers(sass) == ["FFMA", "FMUL"]
 
 
+def test_one_compilation_to_sass_reads_as_the_checks_own_compilations_do():
+    """A kernel that reduces and adds a quotient is read by both checks from one compilation to
+    SASS: its TTGIR's layouts and its reciprocals' readers are those of a compilation to TTGIR
+    alone and of one to SASS alone (sm_90, triton's ptxas; no GPU needed)."""
+    from torch_triton_hop import _compat, _contractions, _layouts
+
+    args = {"x_ptr": _compat.pointer_stand_in(torch.float32, 0), "w_ptr": _compat.pointer_stand_in(torch.float32, 0),
+            "out_ptr": _compat.pointer_stand_in(torch.float32, 0), "n_cols": 12, "BLOCK": 16}
+    for options in ({"num_warps": 4}, {"num_warps": 1}):
+        both = _layouts.sass_and_layouts(center_by_mean_square_kernel, args, options)
+        assert both.layouts and both.layouts == _layouts._layouts(center_by_mean_square_kernel, args, options)
+        readers = _contractions.reciprocal_readers(both.sass)
+        assert readers and tuple(readers) == _contractions._readers(center_by_mean_square_kernel, args, options)
+
+
 def test_a_compiled_code_check_whose_compilation_fails_leaves_the_launch_unfused(plan_for_a_gpu, monkeypatch, caplog):
     """The checks' compilations run in threads (see [Note: The checks' compilations in
     threads]): one that raises there reaches the check, which takes the safe path."""
     from torch_triton_hop import _check_compilations, _compat
 
-    def no_sass(kernel, args, options):
+    def no_sass(kernel, args, options, texts=None):
         raise RuntimeError("no ptxas here")
 
     monkeypatch.setattr(_check_compilations, "_results", {})  # nothing compiled before counts

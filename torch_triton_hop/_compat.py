@@ -746,13 +746,15 @@ def generate_ttir_and_ttgir_text(kernel: Any, args: dict[str, Any], options: dic
                 options=options)
 
 
-def generate_sass_text(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> str:
-    """SASS of a base kernel (as generate_ttgir_text), from triton's ptxas and nvdisasm."""
+def generate_sass_text(kernel: Any, args: dict[str, Any], options: dict[str, Any],
+                       texts: dict[str, str] | None = None) -> str:
+    """SASS of a base kernel (as generate_ttgir_text), from triton's ptxas and nvdisasm;
+    `texts`, if given, receives the earlier stages' modules as text (its "ttgir")."""
     from ._compat_ttir import generate_sass_text as sass
 
     params = {p.name for p in kernel_params(kernel)}
     return sass(kernel, {name: value for name, value in args.items() if name in params}, target=_layout_target(),
-                options=options)
+                options=options, texts=texts)
 
 
 def maybe_static_int(value: Any) -> Any:

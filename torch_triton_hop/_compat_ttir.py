@@ -534,16 +534,18 @@ def generate_ttir_and_ttgir_text(fn, args: dict, *, target=None, options: Option
     return texts["ttir"], texts["ttgir"]
 
 
-def generate_sass_text(fn, args: dict, *, target=None, options: Optional[dict] = None) -> str:
+def generate_sass_text(fn, args: dict, *, target=None, options: Optional[dict] = None,
+                       texts: Optional[dict] = None) -> str:
     """The SASS of `fn` specialised for `args`, from triton's ptxas, disassembled by triton's
-    nvdisasm (3.6-3.9: knobs.nvidia.nvdisasm.path). CUDA targets only."""
+    nvdisasm (3.6-3.9: knobs.nvidia.nvdisasm.path). CUDA targets only. `texts`, if given,
+    receives each stage's module as text ("ttgir", ...)."""
     import subprocess
     import tempfile
 
     from triton import knobs
 
     with tempfile.NamedTemporaryFile(suffix=".cubin") as cubin:
-        cubin.write(_compile_through(fn, args, "cubin", target, options))
+        cubin.write(_compile_through(fn, args, "cubin", target, options, texts=texts))
         cubin.flush()
         # -ndf: no dataflow analysis, which only annotates branch targets (the same instructions
         # and operands, a quarter less time: nvdisasm costs 0.3-0.4 s to start on any cubin).

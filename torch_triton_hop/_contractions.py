@@ -26,7 +26,7 @@ import re
 from typing import Any
 
 from . import _compat
-from ._layouts import Launches, compiled_pairs, prefetch
+from ._layouts import Launches, compiled_pairs, prefetch, sass_and_layouts
 
 __all__ = ["reciprocal_readers", "division_difference", "start_kernel_sass"]
 
@@ -58,19 +58,24 @@ def _readers(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> tupl
     return tuple(reciprocal_readers(_compat.generate_sass_text(kernel, args, options)))
 
 
-def start_kernel_sass(kernel: Any, kernel_args: dict[str, Any], launches: Launches) -> None:
-    """Starts, in threads, the kernel's SASS that division_difference will read."""
-    prefetch(_readers, kernel, kernel_args, launches)
+def start_kernel_sass(kernel: Any, kernel_args: dict[str, Any], launches: Launches, with_layouts: bool) -> None:
+    """Starts, in threads, the kernel's SASS that division_difference will read (`with_layouts`:
+    with the layouts the layout check reads, from one compilation: sass_and_layouts)."""
+    prefetch(sass_and_layouts if with_layouts else _readers, kernel, kernel_args, launches)
 
 
 def division_difference(kernel: Any, fused: Any, kernel_args: dict[str, Any], fused_args: dict[str, Any],
-                        launches: Launches) -> str | None:
+                        launches: Launches, with_layouts: bool) -> str | None:
     """Why the fused kernel may round a quotient otherwise than the kernel, or None where, for
     each specialisation and (config arguments, launch options), ptxas reads every reciprocal of
     both with the multiply of its quotient, or reads the kernel's and the fused kernel's
-    reciprocals alike, in the same order."""
+    reciprocals alike, in the same order. `with_layouts`: read from the compilations the layout
+    check reads too (sass_and_layouts)."""
     try:
-        for before, after in compiled_pairs(_readers, kernel, fused, kernel_args, fused_args, launches):
+        for before, after in compiled_pairs(sass_and_layouts if with_layouts else _readers, kernel, fused,
+                                            kernel_args, fused_args, launches):
+            if with_layouts:
+                before, after = (tuple(reciprocal_readers(compiled.sass)) for compiled in (before, after))
             if before != after and set(before) | set(after) != {"FMUL"}:
                 return (f"ptxas reads the reciprocals of its divisions with {', '.join(after)} where it reads "
                         f"the kernel's with {', '.join(before)}")

@@ -391,9 +391,15 @@ def _start_compiled_code_checks(launch: LaunchFusion, accessed: Any, kernel_key:
     kernel = base_kernel(kernel_side_table.get_kernel(kernel_key))
     kernel_args = _kernel_arguments(launch, vals)
     if accessed.approximate_sums:
-        start_kernel_sass(kernel, kernel_args, _launches(launch))
+        start_kernel_sass(kernel, kernel_args, _launches(launch), _both_checks(accessed))
     if accessed.reduces:
-        start_kernel_layouts(kernel, kernel_args, _launches(launch))
+        start_kernel_layouts(kernel, kernel_args, _launches(launch), _both_checks(accessed))
+
+
+def _both_checks(accessed: Any) -> bool:
+    """Whether the division and the layout checks both read the kernel's compilations: then
+    they read one compilation to SASS (sass_and_layouts) instead of one each."""
+    return bool(accessed.approximate_sums and accessed.reduces)
 
 
 def _check_compiled_code(launch: LaunchFusion, fused_key: str, vals: dict[str, Any], accessed: Any,
@@ -415,7 +421,8 @@ def _check_compiled_code(launch: LaunchFusion, fused_key: str, vals: dict[str, A
                                    "compiles one way or another depending on the code around it (see [Note: Float16 "
                                    "roundings of bfloat16 arithmetic])")
     if accessed.approximate_sums:
-        contracted = division_difference(kernel, fused_kernel, kernel_args, fused_args, _launches(launch))
+        contracted = division_difference(kernel, fused_kernel, kernel_args, fused_args, _launches(launch),
+                                         _both_checks(accessed))
         if contracted:
             raise _CompiledDifferently(f"the kernel adds the quotient of an fp32 division "
                                        f"({', '.join(accessed.approximate_sums)}) and in the fused kernel "
@@ -426,7 +433,8 @@ def _check_compiled_code(launch: LaunchFusion, fused_key: str, vals: dict[str, A
         if folded:
             raise _CompiledDifferently(folded)
     if accessed.reduces:
-        difference = layout_difference(kernel, fused_kernel, kernel_args, fused_args, _launches(launch))
+        difference = layout_difference(kernel, fused_kernel, kernel_args, fused_args, _launches(launch),
+                                       _both_checks(accessed))
         if difference:
             raise _CompiledDifferently(f"{difference}, so it could sum in another order than the unfused program")
     log.debug("launch %s: the fused kernel's compiled code checked in %.0f ms", launch.node.name,

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 import torch
 
@@ -35,7 +35,7 @@ from . import _compat
 from ._check_compilations import submit
 
 __all__ = ["MAX_UNKNOWN", "Launches", "reduction_layouts", "specialisations", "compiled_pairs", "prefetch",
-           "layout_difference", "start_kernel_layouts"]
+           "layout_difference", "start_kernel_layouts", "SassAndLayouts", "sass_and_layouts"]
 
 MAX_UNKNOWN = 3
 
@@ -116,6 +116,20 @@ def _layouts(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> tupl
     return tuple(reduction_layouts(_compat.generate_ttgir_text(kernel, args, options)))
 
 
+class SassAndLayouts(NamedTuple):
+    sass: str
+    layouts: tuple[str, ...]  # reduction_layouts of the TTGIR the SASS was compiled from
+
+
+def sass_and_layouts(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> SassAndLayouts:
+    """One compilation to SASS, read by both checks of a kernel that reduces and divides: its
+    TTGIR is the one a compilation to TTGIR alone makes (the same stages, the same options),
+    and the GIL-holding stages up to it run once instead of twice."""
+    texts: dict[str, str] = {}
+    sass = _compat.generate_sass_text(kernel, args, options, texts=texts)
+    return SassAndLayouts(sass, tuple(reduction_layouts(texts["ttgir"])))
+
+
 Launches = list[tuple[dict[str, Any], dict[str, Any]]]  # (config arguments, launch options) per config
 
 
@@ -145,18 +159,23 @@ def prefetch(derive: Callable[[Any, dict[str, Any], dict[str, Any]], Any], kerne
             submit(derive, kernel, {**original, **config_args}, options)
 
 
-def start_kernel_layouts(kernel: Any, kernel_args: dict[str, Any], launches: Launches) -> None:
-    """Starts, in threads, the kernel's TTGIR that layout_difference will read."""
-    prefetch(_layouts, kernel, kernel_args, launches)
+def start_kernel_layouts(kernel: Any, kernel_args: dict[str, Any], launches: Launches, with_sass: bool) -> None:
+    """Starts, in threads, the kernel's TTGIR that layout_difference will read (`with_sass`:
+    its compilation to SASS, which the division check reads too)."""
+    prefetch(sass_and_layouts if with_sass else _layouts, kernel, kernel_args, launches)
 
 
 def layout_difference(kernel: Any, fused: Any, kernel_args: dict[str, Any], fused_args: dict[str, Any],
-                      launches: Launches) -> str | None:
+                      launches: Launches, with_sass: bool) -> str | None:
     """Why the fused kernel may reduce in another order than the kernel, or None where it
     reduces in the same layouts under every specialisation, for each (config arguments,
-    launch options) the launch can run with (one per autotuning config)."""
+    launch options) the launch can run with (one per autotuning config). `with_sass`: read
+    from the compilations to SASS the division check reads (sass_and_layouts)."""
     try:
-        for before, after in compiled_pairs(_layouts, kernel, fused, kernel_args, fused_args, launches):
+        for before, after in compiled_pairs(sass_and_layouts if with_sass else _layouts, kernel, fused,
+                                            kernel_args, fused_args, launches):
+            if with_sass:
+                before, after = before.layouts, after.layouts
             if before != after:
                 changed = next((f"{b} becomes {a}" for b, a in zip(before, after) if b != a),
                                f"{len(before)} reductions or scans become {len(after)}")
