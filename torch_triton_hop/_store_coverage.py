@@ -33,6 +33,9 @@
 # fused kernel also stores must store each element once, see [Note: A prologue the fused
 # kernel also stores]), and, run on a kernel's tt.loads of an argument instead, loads past
 # the first (a prologue that reads more bytes fuses into a loop only where none is re-read).
+# An evaluation that holds is kept for its slice (_Program.signature: the ops it reads, value
+# names numbered apart) and answers any kernel with the same slice, grid and layout: a fused
+# kernel planned with one argument and then with all, or one whose math alone differs.
 """
 
 from __future__ import annotations
