@@ -8,12 +8,15 @@ beside each other and beside the planning that needs them later.
 # starts one in a thread and returns at once. Most of a SASS compilation's time is spent in
 # triton's ptxas and in nvdisasm (0.3-0.4 s each to start, whatever the kernel), separate
 # processes that run in parallel with each other and with the Python thread: the kernel's and
-# the fused kernel's compilations run at once, and the kernel's own starts when its launch is
-# first planned, beside the store-coverage proofs that come first. A failure is the check's
-# to handle: `compiled` raises what the compilation raised, where the check asks for it.
-# `settle` ends each launch's planning: what no check asked for is cancelled if it has not
-# started and waited for if it has, so no compilation outlives the planning that started it
-# (under the interpreter, making TTIR swaps module attributes that a running kernel uses).
+# the fused kernel's compilations run at once. The kernel's own start when its launch is first
+# planned; the fused kernel's (of every argument planned) before the per-argument
+# store-coverage proofs, beside them. The stages up to TTGIR hold the GIL, so a kernel both
+# the layout and the division checks read is compiled once, to SASS (sass_and_layouts in
+# _layouts). A failure is the check's to handle: `compiled` raises what the compilation
+# raised, where the check asks for it. `settle` ends each launch's planning: what no check
+# asked for is cancelled if it has not started and waited for if it has, so no compilation
+# outlives the planning that started it (under the interpreter, making TTIR swaps module
+# attributes that a running kernel uses).
 """
 
 from __future__ import annotations
