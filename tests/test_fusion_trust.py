@@ -669,7 +669,7 @@ def test_a_compiled_code_check_whose_compilation_fails_leaves_the_launch_unfused
     threads]): one that raises there reaches the check, which takes the safe path."""
     from torch_triton_hop import _check_compilations, _compat
 
-    def no_sass(kernel, args, options, texts=None, stages=None):
+    def no_sass(kernel, args, options, texts=None):
         raise RuntimeError("no ptxas here")
 
     monkeypatch.setattr(_check_compilations, "_results", {})  # nothing compiled before counts

@@ -727,36 +727,34 @@ def _layout_target() -> Any:
     return None
 
 
-def generate_ttgir_text(kernel: Any, args: dict[str, Any], options: dict[str, Any], stages: Any = None) -> str:
+def generate_ttgir_text(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> str:
     """TTGIR of a base kernel for `args` (tensors as pointer_stand_in, every parameter given)
-    and launch options (num_warps, ...), for this machine's GPU, or sm_90 without one.
-    `stages`: where triton's stages after the TTIR run (see _compat_ttir._compile_through)."""
+    and launch options (num_warps, ...), for this machine's GPU, or sm_90 without one."""
     from ._compat_ttir import generate_ttgir_text as ttgir
 
     params = {p.name for p in kernel_params(kernel)}
     return ttgir(kernel, {name: value for name, value in args.items() if name in params}, target=_layout_target(),
-                 options=options, stages=stages)
+                 options=options)
 
 
-def generate_ttir_and_ttgir_text(kernel: Any, args: dict[str, Any], options: dict[str, Any],
-                                 stages: Any = None) -> tuple[str, str]:
+def generate_ttir_and_ttgir_text(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> tuple[str, str]:
     """TTIR and TTGIR of a base kernel (as generate_ttgir_text), from one compilation."""
     from ._compat_ttir import generate_ttir_and_ttgir_text as both
 
     params = {p.name for p in kernel_params(kernel)}
     return both(kernel, {name: value for name, value in args.items() if name in params}, target=_layout_target(),
-                options=options, stages=stages)
+                options=options)
 
 
 def generate_sass_text(kernel: Any, args: dict[str, Any], options: dict[str, Any],
-                       texts: dict[str, str] | None = None, stages: Any = None) -> str:
+                       texts: dict[str, str] | None = None) -> str:
     """SASS of a base kernel (as generate_ttgir_text), from triton's ptxas and nvdisasm;
     `texts`, if given, receives the earlier stages' modules as text (its "ttgir")."""
     from ._compat_ttir import generate_sass_text as sass
 
     params = {p.name for p in kernel_params(kernel)}
     return sass(kernel, {name: value for name, value in args.items() if name in params}, target=_layout_target(),
-                options=options, texts=texts, stages=stages)
+                options=options, texts=texts)
 
 
 def maybe_static_int(value: Any) -> Any:

@@ -497,44 +497,45 @@ def generate_ttir_module(fn, args: dict, *, target=None, options: Optional[dict]
     return module, info
 
 
-def _compile_through(fn, args: dict, last_stage: str, target, options: Optional[dict], texts: Optional[dict] = None,
-                     stages=None):
-    """The output of triton.compile's stages up to `last_stage` ("ttgir", "cubin", ...) for
-    `fn` specialised for `args`, for `target`, without a driver: cubin bytes, or the module
-    (its text where `stages` made it); `texts`, if given, receives each stage's module as text.
-    `stages`, if given, is _stage_workers.compile_stages: the stages after the TTIR run there
-    when it answers, else here."""
-    from ._compat_triton_stages import run_stages
+def _compile_through(fn, args: dict, last_stage: str, target, options: Optional[dict], texts: Optional[dict] = None):
+    """The module of `fn` specialised for `args` after triton.compile's stages up to
+    `last_stage` ("ttgir", "cubin", ...), for `target`, without a driver; `texts`, if given,
+    receives each stage's module as text.
+
+    3.6-3.9: backend.add_stages(stages, options, language) fills the stages in order ("ttir",
+    "ttgir", "llir", "ptx", "cubin" on CUDA), each called as stage(module, metadata);
+    triton.compile's metadata starts as {"hash", "target", **options.__dict__}.
+    """
+    from triton.backends.compiler import Language
 
     module, info = generate_ttir_module(fn, args, target=target, options=options)
     parsed = info["options"]  # parsed by compute_specialization (backend.parse_options)
-    if stages is not None:
-        answer = stages(str(module), info["target"], parsed, last_stage, texts is not None)
-        if answer is not None:
-            output, stage_texts = answer
-            if texts is not None:
-                texts.update(stage_texts)
-            return output
-    return run_stages(module, info["target"], parsed, last_stage, texts)
+    stages: dict = {}
+    _make_backend(info["target"]).add_stages(stages, parsed, Language.TRITON)
+    metadata = {"hash": last_stage, "target": info["target"], **parsed.__dict__}
+    for stage in list(stages)[:list(stages).index(last_stage) + 1]:
+        module = stages[stage](module, metadata)
+        if texts is not None:
+            texts[stage] = str(module)
+    return module
 
 
-def generate_ttgir_text(fn, args: dict, *, target=None, options: Optional[dict] = None, stages=None) -> str:
+def generate_ttgir_text(fn, args: dict, *, target=None, options: Optional[dict] = None) -> str:
     """The TTGIR of `fn` specialised for `args` (tensors as PointerStandIn to choose their
     alignment): the module after triton's layout passes (coalescing, layout propagation)."""
-    return str(_compile_through(fn, args, "ttgir", target, options, stages=stages))
+    return str(_compile_through(fn, args, "ttgir", target, options))
 
 
-def generate_ttir_and_ttgir_text(fn, args: dict, *, target=None, options: Optional[dict] = None,
-                                 stages=None) -> tuple[str, str]:
+def generate_ttir_and_ttgir_text(fn, args: dict, *, target=None, options: Optional[dict] = None) -> tuple[str, str]:
     """The TTIR and the TTGIR of `fn` specialised for `args`, from one compilation: what
     triton's own passes (canonicalization, folding) change between the two."""
     texts: dict = {}
-    _compile_through(fn, args, "ttgir", target, options, texts=texts, stages=stages)
+    _compile_through(fn, args, "ttgir", target, options, texts=texts)
     return texts["ttir"], texts["ttgir"]
 
 
 def generate_sass_text(fn, args: dict, *, target=None, options: Optional[dict] = None,
-                       texts: Optional[dict] = None, stages=None) -> str:
+                       texts: Optional[dict] = None) -> str:
     """The SASS of `fn` specialised for `args`, from triton's ptxas, disassembled by triton's
     nvdisasm (3.6-3.9: knobs.nvidia.nvdisasm.path). CUDA targets only. `texts`, if given,
     receives each stage's module as text ("ttgir", ...)."""
@@ -544,7 +545,7 @@ def generate_sass_text(fn, args: dict, *, target=None, options: Optional[dict] =
     from triton import knobs
 
     with tempfile.NamedTemporaryFile(suffix=".cubin") as cubin:
-        cubin.write(_compile_through(fn, args, "cubin", target, options, texts=texts, stages=stages))
+        cubin.write(_compile_through(fn, args, "cubin", target, options, texts=texts))
         cubin.flush()
         # -ndf: no dataflow analysis, which only annotates branch targets (the same instructions
         # and operands, a quarter less time: nvdisasm costs 0.3-0.4 s to start on any cubin).

@@ -27,7 +27,6 @@ from typing import Any
 
 from . import _compat
 from ._layouts import Launches, compiled_pairs, prefetch, sass_and_layouts
-from ._stage_workers import compile_stages
 
 __all__ = ["reciprocal_readers", "division_difference", "start_kernel_sass"]
 
@@ -56,7 +55,7 @@ def reciprocal_readers(sass: str) -> list[str]:
 
 
 def _readers(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> tuple[str, ...]:
-    return tuple(reciprocal_readers(_compat.generate_sass_text(kernel, args, options, stages=compile_stages)))
+    return tuple(reciprocal_readers(_compat.generate_sass_text(kernel, args, options)))
 
 
 def start_kernel_sass(kernel: Any, kernel_args: dict[str, Any], launches: Launches, with_layouts: bool) -> None:

@@ -26,7 +26,6 @@ from typing import Any
 from . import _compat
 from ._check_compilations import compiled
 from ._layouts import Launches, specialisations
-from ._stage_workers import compile_stages
 
 __all__ = ["host_folds"]
 
@@ -40,7 +39,7 @@ def _math_ops(text: str) -> collections.Counter:
 
 
 def _folded(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> tuple[str, ...]:
-    ttir, ttgir = _compat.generate_ttir_and_ttgir_text(kernel, args, options, stages=compile_stages)
+    ttir, ttgir = _compat.generate_ttir_and_ttgir_text(kernel, args, options)
     return tuple(sorted((_math_ops(ttir) - _math_ops(ttgir)).elements()))
 
 

@@ -33,7 +33,6 @@ import torch
 
 from . import _compat
 from ._check_compilations import submit
-from ._stage_workers import compile_stages
 
 __all__ = ["MAX_UNKNOWN", "Launches", "reduction_layouts", "specialisations", "compiled_pairs", "prefetch",
            "layout_difference", "start_kernel_layouts", "SassAndLayouts", "sass_and_layouts"]
@@ -114,7 +113,7 @@ def specialisations(*arguments: dict[str, Any]) -> Iterator[tuple[dict[str, Any]
 
 
 def _layouts(kernel: Any, args: dict[str, Any], options: dict[str, Any]) -> tuple[str, ...]:
-    return tuple(reduction_layouts(_compat.generate_ttgir_text(kernel, args, options, stages=compile_stages)))
+    return tuple(reduction_layouts(_compat.generate_ttgir_text(kernel, args, options)))
 
 
 class SassAndLayouts(NamedTuple):
@@ -127,7 +126,7 @@ def sass_and_layouts(kernel: Any, args: dict[str, Any], options: dict[str, Any])
     TTGIR is the one a compilation to TTGIR alone makes (the same stages, the same options),
     and the GIL-holding stages up to it run once instead of twice."""
     texts: dict[str, str] = {}
-    sass = _compat.generate_sass_text(kernel, args, options, texts=texts, stages=compile_stages)
+    sass = _compat.generate_sass_text(kernel, args, options, texts=texts)
     return SassAndLayouts(sass, tuple(reduction_layouts(texts["ttgir"])))
 
 
