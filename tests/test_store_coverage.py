@@ -16,6 +16,7 @@ import triton
 import triton.language as tl
 
 from torch_triton_hop import wrap_triton
+from torch_triton_hop._store_coverage import _by_rows as BY_ROWS  # before any test patches it
 
 from test_fusion_trust import DEVICE, FUSION_LOG, check_exact, compiled
 from test_fusion import fused_launches
@@ -639,8 +640,8 @@ def test_a_proof_answers_only_kernels_that_store_alike(twin, unwritten, n, twin_
     monkeypatch.setattr(_store_coverage, "_results", {})
     monkeypatch.setattr(_store_coverage, "_proven_slices", {})
     evaluated = []
-    run = _store_coverage._Evaluator.run
-    monkeypatch.setattr(_store_coverage._Evaluator, "run", lambda self, *a: evaluated.append(1) or run(self, *a))
+    by_rows = _store_coverage._by_rows  # each evaluation starts there (see [Note: Evaluating a proof by rows])
+    monkeypatch.setattr(_store_coverage, "_by_rows", lambda *a: evaluated.append(1) or by_rows(*a))
     n += 10 * twin_first
     if unwritten == "all but the first block":
         unwritten = n - 16
@@ -651,7 +652,7 @@ def test_a_proof_answers_only_kernels_that_store_alike(twin, unwritten, n, twin_
         else:
             assert reason == f"the kernel may leave {unwritten} of the {n} elements of out_ptr unwritten " \
                              f"(grid [{triton.cdiv(n, 16)}, 1, 1])"
-    # One evaluation (one chunk of programs) per proof made: the twin with other math made none.
+    # One evaluation per proof made: the twin with other math made none.
     assert len(evaluated) == (1 if unwritten is None else 2)
     # The same kernel with another block size stores otherwise: its own proof.
     assert _unstored(scale_kernel, n, block=8) is None and len(evaluated) == (2 if unwritten is None else 3)
@@ -681,8 +682,8 @@ def test_a_read_after_store_proof_answers_how_often_the_read_is_loaded(two_passe
     monkeypatch.setattr(_store_coverage, "_results", {})
     monkeypatch.setattr(_store_coverage, "_proven_slices", {})
     evaluated = []
-    run = _store_coverage._Evaluator.run
-    monkeypatch.setattr(_store_coverage._Evaluator, "run", lambda self, *a: evaluated.append(1) or run(self, *a))
+    by_rows = _store_coverage._by_rows  # each evaluation starts there (see [Note: Evaluating a proof by rows])
+    monkeypatch.setattr(_store_coverage, "_by_rows", lambda *a: evaluated.append(1) or by_rows(*a))
     x = torch.empty(6, 40, device=DEVICE)
     launch = {"x_ptr": x, "out_ptr": x, "n_cols": 40, "TWO_PASSES": two_passes, "BLOCK": 16}
     arguments = (kernel_side_table.add_kernel(normalize_rows_kernel), launch, kernel_side_table.add_constants({}), [],
@@ -693,3 +694,95 @@ def test_a_read_after_store_proof_answers_how_often_the_read_is_loaded(two_passe
     assert reason == ("the kernel loads 240 elements of x_ptr more than once (grid [6, 1, 1])" if two_passes else None)
     assert _store_coverage.unstored_reason(*arguments, "out_ptr") is None
     assert len(evaluated) == 1
+
+
+@triton.jit
+def flat_index_kernel(out_ptr, width, stride_row, BLOCK: tl.constexpr):
+    """A row-major index split into (row, column) by a division and a remainder, stored through
+    another row stride (inductor's index arithmetic in a fused prologue)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs // width * stride_row + offs % width, offs.to(tl.float32))
+
+
+def _reason_both_ways(monkeypatch, question, *arguments):
+    """The proof's answer by rows and element-wise (see [Note: Evaluating a proof by rows]), and
+    whether the evaluation by rows answered."""
+    from torch_triton_hop import _store_coverage
+    from torch_triton_hop._row_coverage import NotSeparable
+
+    def not_by_rows(*a):
+        raise NotSeparable("the element-wise evaluation only")
+
+    answered = []
+    monkeypatch.setattr(_store_coverage, "_results", {})
+    monkeypatch.setattr(_store_coverage, "_proven_slices", {})
+    monkeypatch.setattr(_store_coverage, "_by_rows", lambda *a: answered.append(BY_ROWS(*a)) or answered[-1])
+    rows = question(*arguments)
+    monkeypatch.setattr(_store_coverage, "_results", {})
+    monkeypatch.setattr(_store_coverage, "_proven_slices", {})
+    monkeypatch.setattr(_store_coverage, "_by_rows", not_by_rows)
+    return rows, question(*arguments), bool(answered)
+
+
+@RANGE_OVER_TENSORS
+@pytest.mark.parametrize("case", ["run_of_rows", "run_of_rows_one_short", "rows_over_input", "rows_twice_over_input",
+                                  "flat_index", "flat_index_over_a_padded_row", "rows_past_the_tensor"])
+def test_an_evaluation_by_rows_answers_as_the_element_wise_one(case, monkeypatch):
+    """Where every address is a value per program plus one per lane, the proof follows rows of
+    lanes, not elements: its answers (stored once, loaded once, left unwritten, read after a
+    store, out of bounds) are those of the evaluation of every element."""
+    from torch_triton_hop import _store_coverage
+    from torch_triton_hop._side_table import kernel_side_table
+
+    constants = kernel_side_table.add_constants({})
+    if case.startswith("run_of_rows"):
+        programs = 3 if case.endswith("one_short") else 4
+        x, out = torch.empty(10, 48, device=DEVICE), torch.empty(10, 48, device=DEVICE)
+        launch = {"x_ptr": x, "out_ptr": out, "n_rows": 10, "n_cols": 48, "stride": 48, "rows_per_program": 3,
+                  "BLOCK": 64}
+        questions = [(_store_coverage.unstored_reason, (kernel_side_table.add_kernel(rows_kernel), launch, constants,
+                                                        [], [programs, 1, 1], "out_ptr"))]
+        expected = None if programs == 4 else "the kernel may leave 48 of the 480 elements of out_ptr unwritten"
+    elif case.startswith("rows_") and case.endswith("over_input"):
+        x = torch.empty(6, 48, device=DEVICE)
+        launch = {"x_ptr": x, "out_ptr": x, "n_cols": 48, "TWO_PASSES": "twice" in case, "BLOCK": 16}
+        arguments = (kernel_side_table.add_kernel(normalize_rows_kernel), launch, constants, [], [6, 1, 1])
+        questions = [(_store_coverage.read_after_store_reason, (*arguments, "out_ptr", "x_ptr")),
+                     (_store_coverage.reloaded_reason, (*arguments, "x_ptr"))]
+        expected = "the kernel loads 288 elements of x_ptr more than once" if "twice" in case else None
+    elif case == "rows_past_the_tensor":
+        out = torch.empty(5, 40, device=DEVICE)
+        launch = {"x_ptr": out, "out_ptr": out, "n_rows": 6, "n_cols": 40, "skipped_row": -1, "BLOCK": 64}
+        questions = [(_store_coverage.unstored_reason, (kernel_side_table.add_kernel(early_return_kernel), launch,
+                                                        constants, [], [6, 1, 1], "out_ptr"))]
+        expected = "a store may fall outside the output"
+    else:
+        padded = case.endswith("padded_row")
+        out = torch.empty(12, 24, device=DEVICE)[:, :16] if padded else torch.empty(12, 16, device=DEVICE)
+        launch = {"out_ptr": out, "width": 16, "stride_row": out.stride(0), "BLOCK": 64}
+        questions = [(_store_coverage.unstored_reason, (kernel_side_table.add_kernel(flat_index_kernel), launch,
+                                                        constants, [], [3, 1, 1], "out_ptr"))]
+        expected = None
+    for question, arguments in questions:
+        by_rows, by_elements, answered = _reason_both_ways(monkeypatch, question, *arguments)
+        assert by_rows == by_elements
+        # The premise: rows answered where the layout is dense and the rows are whole.
+        assert answered == (case not in ("flat_index_over_a_padded_row", "rows_past_the_tensor")), case
+    assert (by_rows or "").startswith(expected or ""), by_rows
+    assert (by_rows is None) == (expected is None), by_rows
+
+
+@pytest.mark.parametrize("rows, cols", [(16384, 4096)])
+def test_a_proof_by_rows_holds_where_the_element_wise_one_would_take_too_long(rows, cols, monkeypatch):
+    """Liger's RMSNorm backward pattern (dX written over dY, one row per loop iteration) at the
+    size of an 8B model's step: by elements the proof gives up (no fusion); by rows it holds."""
+    from torch_triton_hop import _store_coverage
+    from torch_triton_hop._side_table import kernel_side_table
+
+    x = torch.empty(rows, cols, device="meta")
+    launch = {"x_ptr": x, "out_ptr": x, "n_cols": cols, "TWO_PASSES": False, "BLOCK": cols}
+    arguments = (kernel_side_table.add_kernel(normalize_rows_kernel), launch, kernel_side_table.add_constants({}),
+                 [], [rows, 1, 1], "out_ptr", "x_ptr")
+    by_rows, by_elements, answered = _reason_both_ways(monkeypatch, _store_coverage.read_after_store_reason, *arguments)
+    assert answered and by_rows is None
+    assert by_elements == "checking that the kernel stores every element would take too long at this size"

@@ -343,7 +343,8 @@ def _constant(op: Op, shape: tuple[int, ...], element: str) -> np.ndarray:
     else:
         raise _Unsupported("a constant that is not an integer")
     width = _width(element)
-    array = np.full((1, *shape), number, dtype=bool if width == 1 else np.int64)
+    # A view of one element: the same value in every lane (an evaluation by rows reads it as such).
+    array = np.broadcast_to(np.array(number, dtype=bool if width == 1 else np.int64), (1, *shape))
     return array if width == 1 else _wrap(array, width)
 
 

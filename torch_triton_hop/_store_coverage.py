@@ -54,6 +54,7 @@ from ._side_table import base_kernel, kernel_side_table, module_constants
 from ._index_values import (
     FORWARD, POINTER_OPS, UNKNOWN, EVALUATED_OPS, NoProof, Pointer, evaluate, same_size_pointer_cast, select,
     type_shape, where_live)
+from ._row_coverage import NotSeparable, RowAccesses, needs_rows, select_rows, separable_op
 from ._ttir import Block, Function, Op, parse_module, resolve_location, walk
 
 __all__ = ["unstored_reason", "reloaded_reason", "read_after_store_reason"]
@@ -223,6 +224,21 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
         known = _proven_slices.get(signature)
     if known is not None:
         return known
+    dense = span == int(np.prod(sizes))  # contiguous or permuted: every element of the span
+    try:
+        counts, read_counts = _by_rows(program, params, grid, span, dense, read is not None)
+    except (NotSeparable, NoProof):  # the element-wise evaluation answers, with its reason where it fails
+        counts, read_counts = _by_elements(program, params, grid, layout, span, dense, read, output, aliases)
+    with _results_lock:
+        _proven_slices[signature] = (counts, read_counts)
+    return counts, read_counts
+
+
+def _by_elements(program: "_Program", params: dict[int, Any], grid: tuple[int, ...],
+                 layout: tuple[tuple[int, ...], tuple[int, ...]], span: int, dense: bool, read: str | None, output: str,
+                 aliases: dict) -> tuple[_Counts, _Counts | None]:
+    """The counts from an evaluation of every element, in chunks of programs."""
+    sizes, strides = layout
     written = np.zeros(max(span, 0), dtype=bool)
     programs = int(np.prod(grid))
     chunk = max(1, _CHUNK_ELEMENTS // program.largest)
@@ -234,14 +250,11 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
         where = resolve_location(e.op.loc, aliases) if e.op is not None else None
         raise NoProof(f"{e} ({where})" if where else str(e)) from None
     if read is not None:
-        # Elements no program stores keep the input's value in either buffer: what the kernel
-        # leaves unwritten is the coverage check's below, with its own reason.
-        stored = evaluator.owner != 0
-        crossed = int((stored & (evaluator.loader != 0) & (evaluator.loader != evaluator.owner)).sum())
+        crossed = _crossed(evaluator)
         if crossed:
             raise NoProof(f"{crossed} elements of {read} are loaded by another program than the one that stores them "
                           f"through {output} (grid {list(grid)})")
-    if span == int(np.prod(sizes)):  # dense (contiguous or permuted): every element of the span
+    if dense:
         required = slice(None)
     else:
         required = np.zeros((1,), dtype=np.int64)
@@ -252,9 +265,41 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
     if read is not None:
         loaded = evaluator.loader != 0
         read_counts = _Counts(int((~loaded[required]).sum()), evaluator.loads - int(loaded.sum()))
-    with _results_lock:
-        _proven_slices[signature] = (counts, read_counts)
     return counts, read_counts
+
+
+def _by_rows(program: "_Program", params: dict[int, Any], grid: tuple[int, ...], span: int, dense: bool,
+             tracked: bool) -> tuple[_Counts, _Counts | None]:
+    """The counts from an evaluation by rows (see [Note: Evaluating a proof by rows]): the
+    accesses replayed on the rows they reach, as the element-wise evaluation follows elements."""
+    if not dense:
+        raise NotSeparable("a layout that is not dense")
+    rows = RowAccesses()
+    evaluator = _Evaluator(program, np.zeros((0,), dtype=bool), grid, rows=rows)
+    evaluator.run(params, np.arange(int(np.prod(grid)), dtype=np.int64))
+    starts = rows.rows(span)
+    replay = _Evaluator(program, np.zeros(starts.shape, dtype=bool), grid, tracked=tracked)
+    for access in rows.accesses:
+        ids = (access.programs + 1).astype(replay.id_type) if tracked else None
+        replay._record(access.op, np.searchsorted(starts, access.starts), ids)
+    if tracked and _crossed(replay):
+        raise NotSeparable("elements loaded by another program than the one that stores them")
+    lanes = rows.lanes.size if rows.lanes is not None else 0
+    written = int(replay.written.sum()) * lanes
+    counts = _Counts(span - written, replay.accesses * lanes - written)
+    read_counts = None
+    if tracked:
+        loaded = int((replay.loader != 0).sum()) * lanes
+        read_counts = _Counts(span - loaded, replay.loads * lanes - loaded)
+    return counts, read_counts
+
+
+def _crossed(evaluator: "_Evaluator") -> int:
+    """Elements (rows) a program stores and another one loads. Elements no program stores keep
+    the input's value in either buffer: what the kernel leaves unwritten is the coverage
+    check's, with its own reason."""
+    stored = evaluator.owner != 0
+    return int((stored & (evaluator.loader != 0) & (evaluator.loader != evaluator.owner)).sum())
 
 
 class _Inliner:
@@ -570,8 +615,10 @@ def _mask_operand(op: Op) -> list[int]:
 class _Evaluator:
     """Evaluates a _Program over chunks of programs, marking the output's stored elements."""
 
-    def __init__(self, program: _Program, written: np.ndarray, grid: tuple[int, ...], tracked: bool = False) -> None:
+    def __init__(self, program: _Program, written: np.ndarray, grid: tuple[int, ...], tracked: bool = False,
+                 rows: RowAccesses | None = None) -> None:
         self.program, self.written = program, written
+        self.rows = rows  # evaluating by rows: the accesses are recorded there, not marked
         # With a followed read (_Program.read): per element of the span, the program that
         # stores it and the one that loads it, as its linear id + 1 (0: none yet; the dtype's
         # largest value: several). Two span-sized arrays, so in the narrowest unsigned type
@@ -612,7 +659,7 @@ class _Evaluator:
                     edges = passed[i]
                     value = edges[0][1][j]
                     for mask, values in edges[1:]:
-                        value = select(mask, values[j], value)
+                        value = self._select(mask, values[j], value)
                     self.env[arg] = value
             self._block(block.ops, active)
             last = block.ops[-1]
@@ -667,7 +714,9 @@ class _Evaluator:
                     self._while(op, active)
             elif self._needed(op):
                 self.live = active  # a fault only other programs would hit is none (see where_live)
-                values = evaluate(op, [self.env.get(o, UNKNOWN) for o in op.operands], self)
+                operands = [self.env.get(o, UNKNOWN) for o in op.operands]
+                values = separable_op(op, operands) if self.rows is not None and needs_rows(operands) else \
+                    evaluate(op, operands, self)
                 for result, value in zip(op.results, values):
                     self.env[result] = self._charge(value)
 
@@ -678,6 +727,9 @@ class _Evaluator:
                 active is UNKNOWN:
             raise NoProof(f"a {op.name.removeprefix('tt.')} of {self.program.role} has an address, mask or condition computed "
                           "from values the proof does not follow (loads, floats, calls)", op)
+        if self.rows is not None:
+            self.rows.record(op, pointer.offsets, mask, active, self.count)
+            return
         offsets = pointer.offsets
         shape = (self.count, *offsets.shape[1:])
         chosen = np.broadcast_to(active.reshape(active.shape + (1,) * (offsets.ndim - 1)), shape)
@@ -687,13 +739,22 @@ class _Evaluator:
         self._charge(stored)
         if stored.size and (stored.min() < 0 or stored.max() >= self.written.size):
             raise NoProof(f"a {op.name.removeprefix('tt.')} may fall outside {self.program.role}", op)
+        ids = None
         if self.owner is not None:
-            ids = self.tracked_ids.reshape((-1,) + (1,) * (offsets.ndim - 1))
-            if self._track(op, stored, np.broadcast_to(ids, shape)[chosen]):
-                self.loads += stored.size
-                return  # a load through the read argument: nothing stored
+            ids = np.broadcast_to(self.tracked_ids.reshape((-1,) + (1,) * (offsets.ndim - 1)), shape)[chosen]
+        self._record(op, stored, ids)
+
+    def _record(self, op: Op, stored: np.ndarray, ids: np.ndarray | None) -> None:
+        """An access of the `stored` elements (rows, replaying an evaluation by rows), by the
+        programs `ids` where the read argument is followed."""
+        if ids is not None and self._track(op, stored, ids):
+            self.loads += stored.size
+            return  # a load through the read argument: nothing stored
         self.written[stored] = True
         self.accesses += stored.size
+
+    def _select(self, condition: Any, one: Any, two: Any) -> Any:
+        return select(condition, one, two) if self.rows is None else select_rows(condition, one, two, select)
 
     def _track(self, op: Op, elements: np.ndarray, ids: np.ndarray) -> bool:
         """Records which program stores / loads each element (ops run in program order, all
@@ -731,7 +792,7 @@ class _Evaluator:
                 self.env[arg] = value
             self._block(body.ops, running)
             yielded = [self.env.get(o, UNKNOWN) for o in body.ops[-1].operands]
-            carried = [select(running, new, old) for new, old in zip(yielded, carried)]
+            carried = [self._select(running, new, old) for new, old in zip(yielded, carried)]
         for result, value in zip(op.results, carried):
             self.env[result] = value
 
@@ -752,7 +813,7 @@ class _Evaluator:
             condition = condition.astype(bool, copy=False)
             stopping = running & ~condition
             results = forwarded if results is None else \
-                [select(stopping, new, old) for new, old in zip(forwarded, results)]
+                [self._select(stopping, new, old) for new, old in zip(forwarded, results)]
             running = running & condition
             if not running.any():
                 break
@@ -760,7 +821,7 @@ class _Evaluator:
                 self.env[arg] = value
             self._block(after.ops, running)
             yielded = [self.env.get(o, UNKNOWN) for o in after.ops[-1].operands]
-            carried = [select(running, new, old) for new, old in zip(yielded, forwarded)]
+            carried = [self._select(running, new, old) for new, old in zip(yielded, forwarded)]
         for result, value in zip(op.results, results):
             self.env[result] = value
 
@@ -780,4 +841,4 @@ class _Evaluator:
             if condition is UNKNOWN or len(yields) < 2:
                 self.env[result] = UNKNOWN
             else:
-                self.env[result] = select(condition, yields[0][j], yields[1][j])
+                self.env[result] = self._select(condition, yields[0][j], yields[1][j])

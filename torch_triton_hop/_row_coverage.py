@@ -1,0 +1,272 @@
+"""The store-coverage evaluation by rows: where every address a kernel's accesses use is a value
+per program plus a value per lane, the accesses are followed per row of lanes, not per element.
+
+# [Note: Evaluating a proof by rows]
+# TL;DR: the proof's evaluation (see [Note: A proof that a kernel stores every element]) first
+# runs with every program at once and keeps a sum of a per-program value and a per-lane value
+# as its two parts (Separable), never as the programs x lanes array it stands for. An access
+# through such an address, under a mask that is per program or per lane, is one row per program:
+# the row's start (the per-program part) and the lanes it reaches (the per-lane part where the
+# mask holds). Where every access reaches the same lanes and two rows either coincide or share
+# no element, each row is one unit: the stores, loads and their programs are followed per row
+# and the counts are the rows' times the lanes'. The cost is the programs' plus the lanes', not
+# their product: Liger's RMSNorm backward at 16384 x 4096 ran past the element-wise
+# evaluation's cap on work (no proof, no fusion); by rows it takes milliseconds.
+#   %row  = tt.get_program_id x             -> per program        [0, 1, ..., P-1]
+#   %base = arith.muli %row, %stride        -> per program
+#   %cols = tt.make_range {0, 2048}         -> per lane           [0, ..., 2047]
+#   %ptrs = tt.addptr splat(%out + %base), %cols  -> Separable(base, cols)
+#   tt.store %ptrs, %v, %cols < %n          -> one row per program: start base, lanes cols < n
+# Exactness: a Separable is kept only where the sum cannot wrap at its width (bounds of each
+# part, as Python integers); a product by a constant, a division or remainder by a positive
+# constant of a non-negative sum whose per-program part it divides, and the shape ops keep it.
+# Anything else that would combine per-program and per-lane values (a comparison, a select, a
+# load's mask that depends on both), lanes that repeat an element, rows that partly overlap,
+# a layout that is not dense, or any reason the proof does not hold: NotSeparable, and the
+# element-wise evaluation answers (with its own message where the proof fails).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ._index_values import FORWARD, UNKNOWN, Pointer, _parse_type, _result_type, _types, _width
+from ._ttir import Op
+
+__all__ = ["NotSeparable", "Separable", "needs_rows", "separable_op", "select_rows", "RowAccesses"]
+
+
+class NotSeparable(Exception):
+    """The evaluation by rows cannot follow this; the element-wise one will."""
+
+
+class Separable(NamedTuple):
+    """programs + lanes, an integer value per program and lane, kept as its two parts."""
+    programs: np.ndarray  # (P or 1, 1, ..., 1): the part that differs between programs
+    lanes: np.ndarray     # (1, *shape): the part that differs between lanes
+
+
+def _varies(value: np.ndarray) -> tuple[bool, bool]:
+    """Whether a value may differ between programs, and between lanes (a broadcast view does
+    not along its zero strides)."""
+    by_program = value.shape[0] > 1 and value.strides[0] != 0
+    by_lane = any(size > 1 and stride != 0 for size, stride in zip(value.shape[1:], value.strides[1:]))
+    return by_program, by_lane
+
+
+def _offsets(value: Any) -> Any:
+    return value.offsets if isinstance(value, Pointer) else value
+
+
+def needs_rows(operands: list[Any]) -> bool:
+    """Whether an op's operands hold a Separable, or per-program and per-lane values that
+    numpy would combine into a programs x lanes array."""
+    by_program = by_lane = False
+    for operand in operands:
+        value = _offsets(operand)
+        if isinstance(value, Separable):
+            return True
+        if isinstance(value, np.ndarray):
+            program, lane = _varies(value)
+            by_program, by_lane = by_program or program, by_lane or lane
+    return by_program and by_lane
+
+
+def _as_separable(value: Any) -> Separable:
+    if isinstance(value, Separable):
+        return value
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in "iu":
+        raise NotSeparable("not an integer value")
+    by_program, by_lane = _varies(value)
+    if by_program and by_lane:
+        raise NotSeparable("a value that differs between programs and between lanes")
+    value = value.astype(np.int64, copy=False)
+    zeros = np.zeros((1,) * value.ndim, dtype=np.int64)
+    if by_lane:
+        return Separable(zeros, value[:1])
+    return Separable(value[(slice(None),) + (slice(0, 1),) * (value.ndim - 1)], zeros)
+
+
+def _bounds(value: Separable) -> tuple[int, int]:
+    return (int(value.programs.min()) + int(value.lanes.min()), int(value.programs.max()) + int(value.lanes.max()))
+
+
+# Each part stays below this in magnitude, so that numpy's int64 sums of two parts are exact.
+_PART_LIMIT = 1 << 62
+
+
+def _fits(value: Separable, width: int) -> Separable:
+    """`value`, where no element wraps at `width` bits (so it is what the kernel computes)."""
+    if any(max(-int(part.min()), int(part.max())) >= _PART_LIMIT for part in value):
+        raise NotSeparable("a part past int64")
+    low, high = _bounds(value)
+    if not -(1 << (width - 1)) <= low <= high < (1 << (width - 1)):
+        raise NotSeparable("a value that may wrap at its width")
+    return value
+
+
+def _constant(value: Any) -> int:
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in "iu" or value.size == 0 or \
+            value.min() != value.max():
+        raise NotSeparable("not a constant")
+    return int(value.flat[0])
+
+
+def separable_op(op: Op, operands: list[Any]) -> list[Any]:
+    """The op's results where an operand is Separable or the op combines per-program and
+    per-lane values; NotSeparable where the result would not be one."""
+    if any(operand is UNKNOWN for operand in operands):
+        return [UNKNOWN] * len(op.results)
+    name = op.name
+    shape, element = _result_type(op)
+    if name == "tt.addptr":
+        pointer, offsets = operands
+        if not isinstance(pointer, Pointer) or pointer.offsets is UNKNOWN:
+            raise NotSeparable(name)
+        return [Pointer(pointer.param, _sum(pointer.offsets, offsets, 1, 64))]
+    if name in ("arith.addi", "arith.subi"):
+        return [_sum(*operands, 1 if name == "arith.addi" else -1, _width(element))]
+    if name == "arith.muli":
+        one, two = operands
+        value, factor = (one, two) if isinstance(one, Separable) else (two, one)
+        if not isinstance(value, Separable):
+            raise NotSeparable("a product of per-program and per-lane values")
+        factor = _constant(factor)
+        if any(max(-int(part.min()), int(part.max())) * abs(factor) >= _PART_LIMIT for part in value):
+            raise NotSeparable("a product past int64")
+        return [_fits(Separable(value.programs * factor, value.lanes * factor), _width(element))]
+    if name in ("arith.divsi", "arith.divui", "arith.floordivsi", "arith.remsi", "arith.remui"):
+        value, divisor = operands
+        divisor = _constant(divisor)
+        if not isinstance(value, Separable) or divisor <= 0 or _bounds(value)[0] < 0 or \
+                (value.programs % divisor).any():
+            raise NotSeparable("a division this does not split")
+        # (d*k + l) // d == k + l // d and (d*k + l) % d == l % d, floor or truncated alike
+        # where the sum is not negative.
+        if name.startswith("arith.rem"):
+            return [value.lanes % divisor]
+        return [Separable(value.programs // divisor, value.lanes // divisor)]
+    if name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.bitcast"):
+        (value,) = operands
+        source = _width(_parse_type(_types(op).split(" to ")[0])[1])
+        low, high = _bounds(value)
+        if source == 1 or (name == "arith.extui" and low < 0) or (name == "arith.bitcast" and source != _width(element)):
+            raise NotSeparable(name)
+        return [_fits(value, _width(element)) if name == "arith.trunci" else value]
+    if name in (FORWARD, "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.unsplat"):
+        (value,) = operands
+        if isinstance(value, Pointer):
+            return [Pointer(value.param, _reshaped(op, value.offsets, shape))]
+        return [_reshaped(op, value, shape)]
+    raise NotSeparable(name)
+
+
+def _sum(one: Any, two: Any, sign: int, width: int) -> Separable:
+    one, two = _as_separable(one), _as_separable(two)
+    if one.programs.ndim != two.programs.ndim:
+        raise NotSeparable("operands of different ranks")
+    return _fits(Separable(one.programs + sign * two.programs, one.lanes + sign * two.lanes), width)
+
+
+def _reshaped(op: Op, value: Any, shape: tuple[int, ...]) -> Any:
+    if not isinstance(value, Separable):
+        raise NotSeparable(op.name)
+    name, (programs, lanes) = op.name, value
+    count = programs.shape[0]
+    if name == FORWARD:
+        return value
+    if name == "tt.broadcast":
+        return Separable(programs, np.broadcast_to(lanes, (1, *shape)))
+    if name == "tt.expand_dims":
+        axis = 1 + int(op.text.split("axis = ", 1)[1].split()[0].rstrip("}:,"))
+        return Separable(np.expand_dims(programs, axis), np.expand_dims(lanes, axis))
+    if name == "tt.reshape":
+        if "allow_reorder" in op.text or "efficient_layout" in op.text:
+            raise NotSeparable("a reshape that may reorder elements")
+        return Separable(programs.reshape((count,) + (1,) * len(shape)), np.ascontiguousarray(lanes).reshape((1, *shape)))
+    if name == "tt.trans":
+        order = [int(d) for d in op.text.split("order = array<i32:", 1)[1].split(">", 1)[0].split(",")]
+        axes = (0, *(1 + d for d in order))
+        return Separable(np.transpose(programs, axes), np.transpose(lanes, axes))
+    # tt.unsplat: a one-element tensor to its element, one per program.
+    return programs.reshape((count,)) + int(lanes.reshape(-1)[0])
+
+
+def select_rows(condition: Any, one: Any, two: Any, select: Any) -> Any:
+    """`select` (per program, `one` where `condition` holds, else `two`) without a programs x
+    lanes array: where the condition picks one side for every program, or neither side varies
+    by lane; else NotSeparable."""
+    if one is two:
+        return one
+    if condition is not UNKNOWN and isinstance(condition, np.ndarray) and condition.size:
+        if condition.all():
+            return one
+        if not condition.any():
+            return two
+    values = [_offsets(one), _offsets(two)]
+    if any(isinstance(v, Separable) for v in values) or \
+            any(isinstance(v, np.ndarray) and _varies(v)[1] for v in values):
+        raise NotSeparable("a per-program choice between per-lane values")
+    return select(condition, one, two)
+
+
+class _Access(NamedTuple):
+    op: Op
+    starts: np.ndarray   # each chosen program's row start
+    programs: np.ndarray  # the chosen programs (indices in the chunk)
+
+
+class RowAccesses:
+    """The accesses an evaluation by rows made, in order: one row per chosen program."""
+
+    def __init__(self) -> None:
+        self.accesses: list[_Access] = []
+        self.lanes: np.ndarray | None = None  # the sorted lane offsets every row reaches
+
+    def record(self, op: Op, offsets: Any, mask: Any, active: np.ndarray, count: int) -> None:
+        """An access through `offsets` where `mask` (None: every lane) holds, by the `active`
+        programs of `count`."""
+        value = _as_separable(offsets)
+        chosen = np.broadcast_to(active.astype(bool, copy=False).reshape(-1), (count,))
+        lane_shape = value.lanes.shape[1:]
+        lane_mask = None
+        if mask is not None:
+            mask = mask.astype(bool, copy=False)
+            by_program, by_lane = _varies(mask)
+            if by_program and by_lane:
+                raise NotSeparable("a mask that differs between programs and between lanes")
+            if by_program:
+                chosen = chosen & mask[(slice(None),) + (0,) * (mask.ndim - 1)]
+            elif not by_lane and not mask.all():
+                return  # masked everywhere
+            if by_lane:
+                lane_shape = np.broadcast_shapes(lane_shape, mask.shape[1:])
+                lane_mask = np.broadcast_to(mask[0], lane_shape)
+        lanes = np.broadcast_to(value.lanes[0], lane_shape)
+        lanes = np.sort(lanes[lane_mask] if lane_mask is not None else lanes.reshape(-1))
+        programs = np.flatnonzero(chosen)
+        if not lanes.size or not programs.size:
+            return
+        if self.lanes is None:
+            if (np.diff(lanes) == 0).any():
+                raise NotSeparable("lanes that reach one element twice")
+            self.lanes = lanes
+        elif not np.array_equal(lanes, self.lanes):
+            raise NotSeparable("accesses that reach other lanes")
+        starts = np.broadcast_to(value.programs.reshape(-1), (count,))[programs]
+        self.accesses.append(_Access(op, starts, programs))
+
+    def rows(self, span: int) -> np.ndarray:
+        """The distinct row starts, sorted; NotSeparable where two rows partly overlap or one
+        may fall outside the span (the element-wise evaluation says which)."""
+        if not self.accesses:
+            return np.zeros((0,), dtype=np.int64)
+        starts = np.unique(np.concatenate([access.starts for access in self.accesses]))
+        low, high = int(self.lanes[0]), int(self.lanes[-1])
+        if (np.diff(starts) <= high - low).any():
+            raise NotSeparable("rows that partly overlap")
+        if int(starts[0]) + low < 0 or int(starts[-1]) + high >= span:
+            raise NotSeparable("a row that may fall outside the span")
+        return starts
