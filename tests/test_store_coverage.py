@@ -704,6 +704,15 @@ def flat_index_kernel(out_ptr, width, stride_row, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs // width * stride_row + offs % width, offs.to(tl.float32))
 
 
+@triton.jit
+def split_index_kernel(out_ptr, rows, stride_0, stride_1, BLOCK: tl.constexpr):
+    """One row per program; its flat offset split into (batch, row, column) of a (2, rows, BLOCK)
+    output: the divisions by a row's and a batch's size, whose remainders differ per program."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    batch, row, col = offs // (rows * BLOCK), offs // BLOCK % rows, offs % BLOCK
+    tl.store(out_ptr + batch * stride_0 + row * stride_1 + col, offs.to(tl.float32))
+
+
 def _reason_both_ways(monkeypatch, question, *arguments):
     """The proof's answer by rows and element-wise (see [Note: Evaluating a proof by rows]), and
     whether the evaluation by rows answered."""
@@ -726,7 +735,8 @@ def _reason_both_ways(monkeypatch, question, *arguments):
 
 @RANGE_OVER_TENSORS
 @pytest.mark.parametrize("case", ["run_of_rows", "run_of_rows_one_short", "rows_over_input", "rows_twice_over_input",
-                                  "flat_index", "flat_index_over_a_padded_row", "rows_past_the_tensor"])
+                                  "flat_index", "flat_index_over_a_padded_row", "rows_past_the_tensor", "split_index",
+                                  "split_index_permuted", "split_index_one_row_short"])
 def test_an_evaluation_by_rows_answers_as_the_element_wise_one(case, monkeypatch):
     """Where every address is a value per program plus one per lane, the proof follows rows of
     lanes, not elements: its answers (stored once, loaded once, left unwritten, read after a
@@ -756,6 +766,15 @@ def test_an_evaluation_by_rows_answers_as_the_element_wise_one(case, monkeypatch
         questions = [(_store_coverage.unstored_reason, (kernel_side_table.add_kernel(early_return_kernel), launch,
                                                         constants, [], [6, 1, 1], "out_ptr"))]
         expected = "a store may fall outside the output"
+    elif case.startswith("split_index"):
+        # A permuted output is dense too: (batch, row) swapped, the rows still whole.
+        out = torch.empty(6, 2, 32, device=DEVICE).transpose(0, 1) if "permuted" in case else \
+            torch.empty(2, 6, 32, device=DEVICE)
+        launch = {"out_ptr": out, "rows": 6, "stride_0": out.stride(0), "stride_1": out.stride(1), "BLOCK": 32}
+        programs = 11 if "short" in case else 12
+        questions = [(_store_coverage.unstored_reason, (kernel_side_table.add_kernel(split_index_kernel), launch,
+                                                        constants, [], [programs, 1, 1], "out_ptr"))]
+        expected = "the kernel may leave 32 of the 384 elements" if "short" in case else None
     else:
         padded = case.endswith("padded_row")
         out = torch.empty(12, 24, device=DEVICE)[:, :16] if padded else torch.empty(12, 16, device=DEVICE)

@@ -18,8 +18,9 @@ per program plus a value per lane, the accesses are followed per row of lanes, n
 #   %ptrs = tt.addptr splat(%out + %base), %cols  -> Separable(base, cols)
 #   tt.store %ptrs, %v, %cols < %n          -> one row per program: start base, lanes cols < n
 # Exactness: a Separable is kept only where the sum cannot wrap at its width (bounds of each
-# part, as Python integers); a product by a constant, a division or remainder by a positive
-# constant of a non-negative sum whose per-program part it divides, and the shape ops keep it.
+# part, as Python integers); a product by a constant, the shape ops, and a division or
+# remainder of a non-negative sum by a positive constant d keep it where the per-program part's
+# rest modulo d is the same in every program, or where no lane crosses a multiple of d.
 # Anything else that would combine per-program and per-lane values (a comparison, a select, a
 # load's mask that depends on both), lanes that repeat an element, rows that partly overlap,
 # a layout that is not dense, or any reason the proof does not hold: NotSeparable, and the
@@ -140,14 +141,20 @@ def separable_op(op: Op, operands: list[Any]) -> list[Any]:
     if name in ("arith.divsi", "arith.divui", "arith.floordivsi", "arith.remsi", "arith.remui"):
         value, divisor = operands
         divisor = _constant(divisor)
-        if not isinstance(value, Separable) or divisor <= 0 or _bounds(value)[0] < 0 or \
-                (value.programs % divisor).any():
+        if not isinstance(value, Separable) or divisor <= 0 or _bounds(value)[0] < 0:
             raise NotSeparable("a division this does not split")
-        # (d*k + l) // d == k + l // d and (d*k + l) % d == l % d, floor or truncated alike
-        # where the sum is not negative.
-        if name.startswith("arith.rem"):
-            return [value.lanes % divisor]
-        return [Separable(value.programs // divisor, value.lanes // divisor)]
+        # With p = d*q + r per program: (p + l) // d == q + (r + l) // d and (p + l) % d ==
+        # (r + l) % d, floor or truncated alike where the sum is not negative. Separable where r
+        # is the same in every program (the per-lane rest splits), or where r + l never reaches
+        # d (no lane crosses a multiple of d: the quotient is q, the remainder r + l).
+        quotient, rest = np.divmod(value.programs, divisor)
+        remainder = name.startswith("arith.rem")
+        if rest.min() == rest.max():
+            lanes = value.lanes + int(rest.flat[0])
+            return [lanes % divisor if remainder else Separable(quotient, lanes // divisor)]
+        if int(rest.max()) + int(value.lanes.max()) < divisor and int(rest.min()) + int(value.lanes.min()) >= 0:
+            return [Separable(rest, value.lanes) if remainder else Separable(quotient, np.broadcast_to(np.zeros((), np.int64), value.lanes.shape))]
+        raise NotSeparable("a division this does not split")
     if name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.bitcast"):
         (value,) = operands
         source = _width(_parse_type(_types(op).split(" to ")[0])[1])

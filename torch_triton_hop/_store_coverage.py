@@ -21,8 +21,11 @@
 # may be another argument's, a pointer carried through a while loop) is no proof, and the
 # epilogue rules take the safe path.
 # The evaluation runs on numpy, all programs at once (each value gets a leading program
-# axis, of size 1 where it is the same in every program), in chunks of programs, with a cap
-# on the work: it is the index arithmetic of the kernel, not its loads or its math.
+# axis, of size 1 where it is the same in every program), with a cap on the work: it is the
+# index arithmetic of the kernel, not its loads or its math. It runs by rows first (see
+# [Note: Evaluating a proof by rows]): where each address is a per-program value plus a
+# per-lane one, it follows rows of lanes, at the cost of the programs plus the lanes. Else it
+# follows every element, in chunks of programs:
 #   %pid = tt.get_program_id x        -> [0, 1, ..., P-1]           shape (P,)
 #   %r   = tt.make_range {0, 32}      -> [[0, ..., 31]]             shape (1, 32)
 #   %o   = arith.addi %pid*32, %r     -> the offsets of each program, shape (P, 32)
