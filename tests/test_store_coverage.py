@@ -736,7 +736,8 @@ def _reason_both_ways(monkeypatch, question, *arguments):
 @RANGE_OVER_TENSORS
 @pytest.mark.parametrize("case", ["run_of_rows", "run_of_rows_one_short", "rows_over_input", "rows_twice_over_input",
                                   "flat_index", "flat_index_over_a_padded_row", "rows_past_the_tensor", "split_index",
-                                  "split_index_permuted", "split_index_one_row_short"])
+                                  "split_index_permuted", "split_index_one_row_short", "blocks", "blocks_one_short",
+                                  "blocks_past_the_end", "tiles"])
 def test_an_evaluation_by_rows_answers_as_the_element_wise_one(case, monkeypatch):
     """Where every address is a value per program plus one per lane, the proof follows rows of
     lanes, not elements: its answers (stored once, loaded once, left unwritten, read after a
@@ -775,6 +776,23 @@ def test_an_evaluation_by_rows_answers_as_the_element_wise_one(case, monkeypatch
         questions = [(_store_coverage.unstored_reason, (kernel_side_table.add_kernel(split_index_kernel), launch,
                                                         constants, [], [programs, 1, 1], "out_ptr"))]
         expected = "the kernel may leave 32 of the 384 elements" if "short" in case else None
+    elif case.startswith("blocks"):
+        # The common kernel: a block of offsets per program, masked at the end (`offs < n`): the
+        # last block reaches fewer lanes. One block short leaves 10 elements; n past the end of
+        # the tensor may store outside it.
+        launch = {"x_ptr": torch.empty(90, device=DEVICE), "out_ptr": torch.empty(90, device=DEVICE),
+                  "n": 100 if case == "blocks_past_the_end" else 90, "BLOCK": 16}
+        programs = {"blocks": 6, "blocks_one_short": 5, "blocks_past_the_end": 7}[case]
+        questions = [(_store_coverage.unstored_reason, (kernel_side_table.add_kernel(scale_kernel), launch,
+                                                        constants, [], [programs, 1, 1], "out_ptr"))]
+        expected = {"blocks": None, "blocks_one_short": "the kernel may leave 10 of the 90 elements",
+                    "blocks_past_the_end": "a store may fall outside the output"}[case]
+    elif case == "tiles":
+        out = torch.empty(40, 24, device=DEVICE)
+        launch = {"x_ptr": out, "out_ptr": out, "M": 40, "N": 24, "stride_m": 24, "stride_n": 1, "BM": 16, "BN": 16}
+        questions = [(_store_coverage.unstored_reason, (kernel_side_table.add_kernel(tile_kernel), launch, constants,
+                                                        [], [3, 2, 1], "out_ptr"))]
+        expected = None
     else:
         padded = case.endswith("padded_row")
         out = torch.empty(12, 24, device=DEVICE)[:, :16] if padded else torch.empty(12, 16, device=DEVICE)
@@ -786,7 +804,8 @@ def test_an_evaluation_by_rows_answers_as_the_element_wise_one(case, monkeypatch
         by_rows, by_elements, answered = _reason_both_ways(monkeypatch, question, *arguments)
         assert by_rows == by_elements
         # The premise: rows answered where the layout is dense and the rows are whole.
-        assert answered == (case not in ("flat_index_over_a_padded_row", "rows_past_the_tensor")), case
+        assert answered == (case not in ("flat_index_over_a_padded_row", "rows_past_the_tensor", "blocks_past_the_end",
+                                         "tiles")), case
     assert (by_rows or "").startswith(expected or ""), by_rows
     assert (by_rows is None) == (expected is None), by_rows
 

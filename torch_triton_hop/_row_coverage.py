@@ -36,7 +36,7 @@ import numpy as np
 from ._index_values import FORWARD, UNKNOWN, Pointer, _parse_type, _result_type, _types, _width
 from ._ttir import Op
 
-__all__ = ["NotSeparable", "Separable", "needs_rows", "separable_op", "select_rows", "RowAccesses"]
+__all__ = ["NotSeparable", "Separable", "RowMask", "needs_rows", "separable_op", "select_rows", "RowAccesses"]
 
 
 class NotSeparable(Exception):
@@ -47,6 +47,25 @@ class Separable(NamedTuple):
     """programs + lanes, an integer value per program and lane, kept as its two parts."""
     programs: np.ndarray  # (P or 1, 1, ..., 1): the part that differs between programs
     lanes: np.ndarray     # (1, *shape): the part that differs between lanes
+
+
+class _Comparison(NamedTuple):
+    value: Separable  # compared with zero
+    predicate: str    # arith.cmpi's, signed: slt, sle, sgt, sge, eq, ne
+
+
+class RowMask(NamedTuple):
+    """A mask per program and lane: a per-program part, a per-lane part and comparisons of
+    Separable values with zero, all of which hold where the mask does."""
+    programs: np.ndarray  # bool (P or 1, 1, ..., 1)
+    lanes: np.ndarray     # bool (1, *shape)
+    comparisons: tuple[_Comparison, ...]
+
+
+# Lanes of the programs whose mask is neither all true nor all false (a last block), evaluated
+# one by one: past this many, the element-wise evaluation answers.
+_PARTIAL_LANES = 1 << 22
+_SIGNED = {"ult": "slt", "ule": "sle", "ugt": "sgt", "uge": "sge"}
 
 
 def _varies(value: np.ndarray) -> tuple[bool, bool]:
@@ -67,7 +86,7 @@ def needs_rows(operands: list[Any]) -> bool:
     by_program = by_lane = False
     for operand in operands:
         value = _offsets(operand)
-        if isinstance(value, Separable):
+        if isinstance(value, (Separable, RowMask)):
             return True
         if isinstance(value, np.ndarray):
             program, lane = _varies(value)
@@ -157,17 +176,53 @@ def separable_op(op: Op, operands: list[Any]) -> list[Any]:
         raise NotSeparable("a division this does not split")
     if name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.bitcast"):
         (value,) = operands
+        if not isinstance(value, Separable):
+            raise NotSeparable(name)
         source = _width(_parse_type(_types(op).split(" to ")[0])[1])
         low, high = _bounds(value)
         if source == 1 or (name == "arith.extui" and low < 0) or (name == "arith.bitcast" and source != _width(element)):
             raise NotSeparable(name)
         return [_fits(value, _width(element)) if name == "arith.trunci" else value]
+    if name == "arith.cmpi":
+        predicate = op.text.split(name, 1)[1].split(",", 1)[0].strip()
+        difference = _sum(*operands, -1, 64)
+        if predicate in _SIGNED:  # unsigned: the same order where neither side is negative
+            if min(_bounds(_as_separable(operand))[0] for operand in operands) < 0:
+                raise NotSeparable("an unsigned comparison of negative values")
+            predicate = _SIGNED[predicate]
+        return [RowMask(np.ones((1,) * (1 + len(shape)), dtype=bool),
+                        np.broadcast_to(np.ones((), dtype=bool), (1, *shape)), (_Comparison(difference, predicate),))]
+    if name == "arith.andi" and element == "i1":
+        masks = [_as_row_mask(operand, shape) for operand in operands]
+        return [RowMask(masks[0].programs & masks[1].programs, masks[0].lanes & masks[1].lanes,
+                        masks[0].comparisons + masks[1].comparisons)]
+    if name in (FORWARD, "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans") and \
+            isinstance(operands[0], RowMask):
+        (mask,) = operands
+        parts = _reshaped(op, Separable(mask.programs, mask.lanes), shape)
+        return [RowMask(parts.programs, parts.lanes,
+                        tuple(_Comparison(_reshaped(op, c.value, shape), c.predicate) for c in mask.comparisons))]
     if name in (FORWARD, "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.unsplat"):
         (value,) = operands
         if isinstance(value, Pointer):
             return [Pointer(value.param, _reshaped(op, value.offsets, shape))]
         return [_reshaped(op, value, shape)]
     raise NotSeparable(name)
+
+
+def _as_row_mask(value: Any, shape: tuple[int, ...]) -> RowMask:
+    if isinstance(value, RowMask):
+        return value
+    if not isinstance(value, np.ndarray) or value.dtype != bool:
+        raise NotSeparable("not a mask")
+    by_program, by_lane = _varies(value)
+    if by_program and by_lane:
+        raise NotSeparable("a mask that differs between programs and between lanes")
+    ones = np.ones((1,) * value.ndim, dtype=bool)
+    if by_lane:
+        return RowMask(ones, np.broadcast_to(value[:1], (1, *shape)), ())
+    return RowMask(value[(slice(None),) + (slice(0, 1),) * (value.ndim - 1)],
+                   np.broadcast_to(value[:1, ...] if not by_program else ones, (1, *shape)), ())
 
 
 def _sum(one: Any, two: Any, sign: int, width: int) -> Separable:
@@ -207,13 +262,15 @@ def select_rows(condition: Any, one: Any, two: Any, select: Any) -> Any:
     by lane; else NotSeparable."""
     if one is two:
         return one
+    if isinstance(condition, (Separable, RowMask)):
+        raise NotSeparable("a choice per program and lane")
     if condition is not UNKNOWN and isinstance(condition, np.ndarray) and condition.size:
         if condition.all():
             return one
         if not condition.any():
             return two
     values = [_offsets(one), _offsets(two)]
-    if any(isinstance(v, Separable) for v in values) or \
+    if any(isinstance(v, (Separable, RowMask)) for v in values) or \
             any(isinstance(v, np.ndarray) and _varies(v)[1] for v in values):
         raise NotSeparable("a per-program choice between per-lane values")
     return select(condition, one, two)
@@ -221,59 +278,123 @@ def select_rows(condition: Any, one: Any, two: Any, select: Any) -> Any:
 
 class _Access(NamedTuple):
     op: Op
-    starts: np.ndarray   # each chosen program's row start
+    starts: np.ndarray    # each chosen program's row start
     programs: np.ndarray  # the chosen programs (indices in the chunk)
+    patterns: np.ndarray  # each one's lanes, as an index into RowAccesses.patterns
+
+
+class Rows(NamedTuple):
+    starts: np.ndarray   # the distinct row starts, sorted
+    weights: np.ndarray  # the elements each reaches
 
 
 class RowAccesses:
-    """The accesses an evaluation by rows made, in order: one row per chosen program."""
+    """The accesses an evaluation by rows made, in order: one row per chosen program, each the
+    row's start and its pattern of lanes (the lane offsets it reaches)."""
 
     def __init__(self) -> None:
         self.accesses: list[_Access] = []
-        self.lanes: np.ndarray | None = None  # the sorted lane offsets every row reaches
+        self.patterns: list[np.ndarray] = []  # sorted lane offsets, each without repeats
+        self._pattern_ids: dict[bytes, int] = {}
+        self._last: tuple[np.ndarray, int] | None = None  # the lanes last seen, in their order, and their pattern
+
+    def _pattern(self, lanes: np.ndarray) -> int:
+        lanes = lanes.reshape(-1)
+        last = self._last
+        if last is not None and np.array_equal(lanes, last[0]):  # a loop's next iteration: no sort
+            return last[1]
+        found = self._sorted_pattern(lanes)
+        self._last = (lanes, found)
+        return found
+
+    def _sorted_pattern(self, lanes: np.ndarray) -> int:
+        lanes = np.sort(lanes)
+        key = lanes.tobytes()
+        found = self._pattern_ids.get(key)
+        if found is None:
+            if (np.diff(lanes) == 0).any():
+                raise NotSeparable("lanes that reach one element twice")
+            found = self._pattern_ids[key] = len(self.patterns)
+            self.patterns.append(lanes)
+        return found
 
     def record(self, op: Op, offsets: Any, mask: Any, active: np.ndarray, count: int) -> None:
         """An access through `offsets` where `mask` (None: every lane) holds, by the `active`
         programs of `count`."""
         value = _as_separable(offsets)
-        chosen = np.broadcast_to(active.astype(bool, copy=False).reshape(-1), (count,))
         lane_shape = value.lanes.shape[1:]
-        lane_mask = None
-        if mask is not None:
-            mask = mask.astype(bool, copy=False)
-            by_program, by_lane = _varies(mask)
-            if by_program and by_lane:
-                raise NotSeparable("a mask that differs between programs and between lanes")
-            if by_program:
-                chosen = chosen & mask[(slice(None),) + (0,) * (mask.ndim - 1)]
-            elif not by_lane and not mask.all():
-                return  # masked everywhere
-            if by_lane:
-                lane_shape = np.broadcast_shapes(lane_shape, mask.shape[1:])
-                lane_mask = np.broadcast_to(mask[0], lane_shape)
+        mask = _as_row_mask(mask, lane_shape) if mask is not None else \
+            RowMask(np.ones((1,) * (1 + len(lane_shape)), dtype=bool), np.ones((1, *lane_shape), dtype=bool), ())
+        lane_shape = np.broadcast_shapes(lane_shape, mask.lanes.shape[1:])
+        chosen = np.broadcast_to(active.astype(bool, copy=False).reshape(-1), (count,)) & \
+            np.broadcast_to(mask.programs.reshape(-1), (count,))
+        whole, empty = chosen.copy(), ~chosen
+        for comparison in mask.comparisons:
+            low = comparison.value.programs.reshape(-1) + int(comparison.value.lanes.min())
+            high = comparison.value.programs.reshape(-1) + int(comparison.value.lanes.max())
+            holds, fails = _everywhere(comparison.predicate, low, high)
+            whole &= np.broadcast_to(holds, (count,))
+            empty |= np.broadcast_to(fails, (count,))
         lanes = np.broadcast_to(value.lanes[0], lane_shape)
-        lanes = np.sort(lanes[lane_mask] if lane_mask is not None else lanes.reshape(-1))
-        programs = np.flatnonzero(chosen)
-        if not lanes.size or not programs.size:
-            return
-        if self.lanes is None:
-            if (np.diff(lanes) == 0).any():
-                raise NotSeparable("lanes that reach one element twice")
-            self.lanes = lanes
-        elif not np.array_equal(lanes, self.lanes):
-            raise NotSeparable("accesses that reach other lanes")
-        starts = np.broadcast_to(value.programs.reshape(-1), (count,))[programs]
-        self.accesses.append(_Access(op, starts, programs))
+        lane_mask = np.broadcast_to(mask.lanes[0], lane_shape)
+        programs = np.flatnonzero(whole)
+        patterns = np.full(programs.shape, self._pattern(lanes[lane_mask]) if lane_mask.any() else -1)
+        partial = np.flatnonzero(~whole & ~empty)
+        if partial.size:  # programs whose comparisons hold in some lanes: each its own lanes
+            if partial.size * lanes.size > _PARTIAL_LANES:
+                raise NotSeparable("too many programs whose mask differs between lanes")
+            held = np.broadcast_to(lane_mask, (partial.size, *lane_shape))
+            for comparison in mask.comparisons:
+                difference = comparison.value.programs[np.minimum(partial, comparison.value.programs.shape[0] - 1)] + \
+                    comparison.value.lanes
+                held = held & _PREDICATES[comparison.predicate](difference, 0)
+            programs = np.concatenate([programs, partial])
+            patterns = np.concatenate([patterns, [self._pattern(lanes[held[i]]) if held[i].any() else -1
+                                                  for i in range(partial.size)]])
+        reaching = patterns >= 0
+        programs, patterns = programs[reaching], patterns[reaching]
+        if programs.size:
+            starts = np.broadcast_to(value.programs.reshape(-1), (count,))[programs]
+            self.accesses.append(_Access(op, starts, programs, patterns.astype(np.int64)))
 
-    def rows(self, span: int) -> np.ndarray:
-        """The distinct row starts, sorted; NotSeparable where two rows partly overlap or one
-        may fall outside the span (the element-wise evaluation says which)."""
+    def rows(self, span: int) -> Rows:
+        """The distinct rows; NotSeparable where one start is reached with two patterns, two
+        rows may share an element, or one may fall outside the span (the element-wise
+        evaluation says which)."""
         if not self.accesses:
-            return np.zeros((0,), dtype=np.int64)
-        starts = np.unique(np.concatenate([access.starts for access in self.accesses]))
-        low, high = int(self.lanes[0]), int(self.lanes[-1])
-        if (np.diff(starts) <= high - low).any():
-            raise NotSeparable("rows that partly overlap")
-        if int(starts[0]) + low < 0 or int(starts[-1]) + high >= span:
+            return Rows(np.zeros((0,), dtype=np.int64), np.zeros((0,), dtype=np.int64))
+        starts = np.concatenate([access.starts for access in self.accesses])
+        patterns = np.concatenate([access.patterns for access in self.accesses])
+        pairs = np.unique(np.stack([starts, patterns]), axis=1)
+        starts, patterns = pairs
+        if (np.diff(starts) == 0).any():
+            raise NotSeparable("a row reached with two patterns of lanes")
+        low = starts + np.array([int(p[0]) for p in self.patterns])[patterns]
+        high = starts + np.array([int(p[-1]) for p in self.patterns])[patterns]
+        if (low[1:] <= high[:-1]).any():
+            raise NotSeparable("rows that may share an element")
+        if int(low.min()) < 0 or int(high.max()) >= span:
             raise NotSeparable("a row that may fall outside the span")
-        return starts
+        return Rows(starts, np.array([p.size for p in self.patterns], dtype=np.int64)[patterns])
+
+
+_PREDICATES = {"slt": np.less, "sle": np.less_equal, "sgt": np.greater, "sge": np.greater_equal, "eq": np.equal,
+               "ne": np.not_equal}
+
+
+def _everywhere(predicate: str, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per program, whether `value <predicate> 0` holds in every lane, and in none, for values
+    between `low` and `high`."""
+    if predicate == "slt":
+        return high < 0, low >= 0
+    if predicate == "sle":
+        return high <= 0, low > 0
+    if predicate == "sgt":
+        return low > 0, high <= 0
+    if predicate == "sge":
+        return low >= 0, high < 0
+    if predicate == "eq":
+        return (low == 0) & (high == 0), (low > 0) | (high < 0)
+    if predicate == "ne":
+        return (low > 0) | (high < 0), (low == 0) & (high == 0)
+    raise NotSeparable(f"a comparison {predicate}")

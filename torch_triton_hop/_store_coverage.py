@@ -230,7 +230,8 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
     dense = span == int(np.prod(sizes))  # contiguous or permuted: every element of the span
     try:
         counts, read_counts = _by_rows(program, params, grid, span, dense, read is not None)
-    except (NotSeparable, NoProof):  # the element-wise evaluation answers, with its reason where it fails
+    except Exception:  # noqa: BLE001  NotSeparable, NoProof or else: the element-wise evaluation is
+        # the reference, and answers (with its reason where the proof fails).
         counts, read_counts = _by_elements(program, params, grid, layout, span, dense, read, output, aliases)
     with _results_lock:
         _proven_slices[signature] = (counts, read_counts)
@@ -274,26 +275,33 @@ def _by_elements(program: "_Program", params: dict[int, Any], grid: tuple[int, .
 def _by_rows(program: "_Program", params: dict[int, Any], grid: tuple[int, ...], span: int, dense: bool,
              tracked: bool) -> tuple[_Counts, _Counts | None]:
     """The counts from an evaluation by rows (see [Note: Evaluating a proof by rows]): the
-    accesses replayed on the rows they reach, as the element-wise evaluation follows elements."""
+    accesses replayed on the rows they reach, as the element-wise evaluation follows elements,
+    each row counting the elements it reaches."""
     if not dense:
         raise NotSeparable("a layout that is not dense")
-    rows = RowAccesses()
-    evaluator = _Evaluator(program, np.zeros((0,), dtype=bool), grid, rows=rows)
+    accesses = RowAccesses()
+    evaluator = _Evaluator(program, np.zeros((0,), dtype=bool), grid, rows=accesses)
     evaluator.run(params, np.arange(int(np.prod(grid)), dtype=np.int64))
-    starts = rows.rows(span)
-    replay = _Evaluator(program, np.zeros(starts.shape, dtype=bool), grid, tracked=tracked)
-    for access in rows.accesses:
+    rows = accesses.rows(span)
+    replay = _Evaluator(program, np.zeros(rows.starts.shape, dtype=bool), grid, tracked=tracked)
+    reached = loaded_through_read = 0
+    for access in accesses.accesses:
+        reached_rows = np.searchsorted(rows.starts, access.starts)
         ids = (access.programs + 1).astype(replay.id_type) if tracked else None
-        replay._record(access.op, np.searchsorted(starts, access.starts), ids)
+        replay._record(access.op, reached_rows, ids)
+        elements = int(rows.weights[reached_rows].sum())
+        if tracked and access.op.name == "tt.load":
+            loaded_through_read += elements
+        else:
+            reached += elements
     if tracked and _crossed(replay):
         raise NotSeparable("elements loaded by another program than the one that stores them")
-    lanes = rows.lanes.size if rows.lanes is not None else 0
-    written = int(replay.written.sum()) * lanes
-    counts = _Counts(span - written, replay.accesses * lanes - written)
+    written = int(rows.weights[replay.written].sum())
+    counts = _Counts(span - written, reached - written)
     read_counts = None
     if tracked:
-        loaded = int((replay.loader != 0).sum()) * lanes
-        read_counts = _Counts(span - loaded, replay.loads * lanes - loaded)
+        loaded = int(rows.weights[replay.loader != 0].sum())
+        read_counts = _Counts(span - loaded, loaded_through_read - loaded)
     return counts, read_counts
 
 
