@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._index_values import FORWARD, UNKNOWN, Pointer, _parse_type, _result_type, _types, _width
+from ._index_values import EVALUATED_OPS, FORWARD, UNKNOWN, Pointer, _parse_type, _result_type, _types, _width
 from ._ttir import Op
 
 __all__ = ["NotSeparable", "Separable", "RowMask", "needs_rows", "separable_op", "select_rows", "RowAccesses"]
@@ -137,8 +137,8 @@ def _constant(value: Any) -> int:
 def separable_op(op: Op, operands: list[Any]) -> list[Any]:
     """The op's results where an operand is Separable or the op combines per-program and
     per-lane values; NotSeparable where the result would not be one."""
-    if any(operand is UNKNOWN for operand in operands):
-        return [UNKNOWN] * len(op.results)
+    if op.name not in EVALUATED_OPS or any(operand is UNKNOWN for operand in operands):
+        return [UNKNOWN] * len(op.results)  # a load through a row's pointer: a value not followed
     name = op.name
     shape, element = _result_type(op)
     if name == "tt.addptr":
@@ -318,9 +318,9 @@ class RowAccesses:
             self.patterns.append(lanes)
         return found
 
-    def record(self, op: Op, offsets: Any, mask: Any, active: np.ndarray, count: int) -> None:
+    def record(self, op: Op, offsets: Any, mask: Any, active: np.ndarray, count: int) -> int:
         """An access through `offsets` where `mask` (None: every lane) holds, by the `active`
-        programs of `count`."""
+        programs of `count`; the lanes it evaluated one program at a time (its cost)."""
         value = _as_separable(offsets)
         lane_shape = value.lanes.shape[1:]
         mask = _as_row_mask(mask, lane_shape) if mask is not None else \
@@ -356,6 +356,7 @@ class RowAccesses:
         if programs.size:
             starts = np.broadcast_to(value.programs.reshape(-1), (count,))[programs]
             self.accesses.append(_Access(op, starts, programs, patterns.astype(np.int64)))
+        return partial.size * lanes.size
 
     def rows(self, span: int) -> Rows:
         """The distinct rows; NotSeparable where one start is reached with two patterns, two

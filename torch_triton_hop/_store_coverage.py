@@ -697,9 +697,9 @@ class _Evaluator:
             needed = self.needed_ops[op] = any(r in self.program.needed for r in op.results)
         return needed
 
-    def _charge(self, value: Any) -> Any:
+    def _charge(self, value: Any, size: int = 0) -> Any:
+        """`value`, its elements (or `size`) counted in the work done; NoProof past the cap."""
         array = value.offsets if isinstance(value, Pointer) else value
-        size = 0
         if isinstance(array, np.ndarray):  # a broadcast view costs what it holds, not its shape
             size = math.prod(d for d, stride in zip(array.shape, array.strides) if stride)
         self.work += max(size, _OP_COST)
@@ -739,7 +739,7 @@ class _Evaluator:
             raise NoProof(f"a {op.name.removeprefix('tt.')} of {self.program.role} has an address, mask or condition computed "
                           "from values the proof does not follow (loads, floats, calls)", op)
         if self.rows is not None:
-            self.rows.record(op, pointer.offsets, mask, active, self.count)
+            self._charge(None, self.rows.record(op, pointer.offsets, mask, active, self.count))
             return
         offsets = pointer.offsets
         shape = (self.count, *offsets.shape[1:])
