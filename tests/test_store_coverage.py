@@ -713,6 +713,13 @@ def split_index_kernel(out_ptr, rows, stride_0, stride_1, BLOCK: tl.constexpr):
     tl.store(out_ptr + batch * stride_0 + row * stride_1 + col, offs.to(tl.float32))
 
 
+@triton.jit
+def one_address_per_program_kernel(out_ptr, BLOCK: tl.constexpr):
+    """Every lane of a program stores to the program's one element: BLOCK stores of it."""
+    row = tl.program_id(0)
+    tl.store(tl.broadcast_to(out_ptr + row, [BLOCK]), tl.full([BLOCK], 1.0, tl.float32) * row)
+
+
 def _reason_both_ways(monkeypatch, question, *arguments):
     """The proof's answer by rows and element-wise (see [Note: Evaluating a proof by rows]), and
     whether the evaluation by rows answered."""
@@ -737,7 +744,7 @@ def _reason_both_ways(monkeypatch, question, *arguments):
 @pytest.mark.parametrize("case", ["run_of_rows", "run_of_rows_one_short", "rows_over_input", "rows_twice_over_input",
                                   "flat_index", "flat_index_over_a_padded_row", "rows_past_the_tensor", "split_index",
                                   "split_index_permuted", "split_index_one_row_short", "blocks", "blocks_one_short",
-                                  "blocks_past_the_end", "tiles"])
+                                  "blocks_past_the_end", "tiles", "one_address_per_program"])
 def test_an_evaluation_by_rows_answers_as_the_element_wise_one(case, monkeypatch):
     """Where every address is a value per program plus one per lane, the proof follows rows of
     lanes, not elements: its answers (stored once, loaded once, left unwritten, read after a
@@ -787,6 +794,12 @@ def test_an_evaluation_by_rows_answers_as_the_element_wise_one(case, monkeypatch
                                                         constants, [], [programs, 1, 1], "out_ptr"))]
         expected = {"blocks": None, "blocks_one_short": "the kernel may leave 10 of the 90 elements",
                     "blocks_past_the_end": "a store may fall outside the output"}[case]
+    elif case == "one_address_per_program":
+        launch = {"out_ptr": torch.empty(8, device=DEVICE), "BLOCK": 16}
+        questions = [(lambda *a: _store_coverage.unstored_reason(*a, once=True),
+                      (kernel_side_table.add_kernel(one_address_per_program_kernel), launch, constants, [], [8, 1, 1],
+                       "out_ptr"))]
+        expected = "the kernel stores 120 elements of out_ptr more than once"
     elif case == "tiles":
         out = torch.empty(40, 24, device=DEVICE)
         launch = {"x_ptr": out, "out_ptr": out, "M": 40, "N": 24, "stride_m": 24, "stride_n": 1, "BM": 16, "BN": 16}
@@ -805,7 +818,7 @@ def test_an_evaluation_by_rows_answers_as_the_element_wise_one(case, monkeypatch
         assert by_rows == by_elements
         # The premise: rows answered where the layout is dense and the rows are whole.
         assert answered == (case not in ("flat_index_over_a_padded_row", "rows_past_the_tensor", "blocks_past_the_end",
-                                         "tiles")), case
+                                         "tiles", "one_address_per_program")), case
     assert (by_rows or "").startswith(expected or ""), by_rows
     assert (by_rows is None) == (expected is None), by_rows
 

@@ -36,7 +36,8 @@ import numpy as np
 from ._index_values import EVALUATED_OPS, FORWARD, UNKNOWN, Pointer, _parse_type, _result_type, _types, _width
 from ._ttir import Op
 
-__all__ = ["NotSeparable", "Separable", "RowMask", "needs_rows", "separable_op", "select_rows", "RowAccesses"]
+__all__ = ["NotSeparable", "Separable", "RowMask", "check_size", "needs_rows", "separable_op", "select_rows",
+           "RowAccesses"]
 
 
 class NotSeparable(Exception):
@@ -80,6 +81,22 @@ def _offsets(value: Any) -> Any:
     return value.offsets if isinstance(value, Pointer) else value
 
 
+# An op evaluated as numpy evaluates it, on all programs at once, may make at most this many
+# elements (a per-program value splat over a tensor's lanes, then compared: programs x lanes).
+_MATERIALIZED = 1 << 22
+_VIEW_OPS = {FORWARD, "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.trans"}  # numpy views, never copies
+
+
+def check_size(op: Op, operands: list[Any]) -> None:
+    """NotSeparable where evaluating `op` as numpy does would make a programs x lanes array
+    past _MATERIALIZED elements (the element-wise evaluation goes in chunks of programs)."""
+    if op.name in _VIEW_OPS:
+        return
+    programs = max((_offsets(v).shape[0] for v in operands if isinstance(_offsets(v), np.ndarray)), default=1)
+    if programs * int(np.prod(_result_type(op)[0])) > _MATERIALIZED:
+        raise NotSeparable("an op on programs x lanes elements")
+
+
 def needs_rows(operands: list[Any]) -> bool:
     """Whether an op's operands hold a Separable, or per-program and per-lane values that
     numpy would combine into a programs x lanes array."""
@@ -103,10 +120,12 @@ def _as_separable(value: Any) -> Separable:
     if by_program and by_lane:
         raise NotSeparable("a value that differs between programs and between lanes")
     value = value.astype(np.int64, copy=False)
-    zeros = np.zeros((1,) * value.ndim, dtype=np.int64)
     if by_lane:
-        return Separable(zeros, value[:1])
-    return Separable(value[(slice(None),) + (slice(0, 1),) * (value.ndim - 1)], zeros)
+        return Separable(np.zeros((1,) * value.ndim, dtype=np.int64), value[:1])
+    # The lanes part keeps the value's lanes: a tensor of one address per program is as many
+    # accesses of it as it has lanes.
+    return Separable(value[(slice(None),) + (slice(0, 1),) * (value.ndim - 1)],
+                     np.broadcast_to(np.zeros((), dtype=np.int64), (1, *value.shape[1:])))
 
 
 def _bounds(value: Separable) -> tuple[int, int]:
@@ -270,6 +289,9 @@ def select_rows(condition: Any, one: Any, two: Any, select: Any) -> Any:
         if not condition.any():
             return two
     values = [_offsets(one), _offsets(two)]
+    if max((v.shape[0] * int(np.prod(v.shape[1:])) for v in values if isinstance(v, np.ndarray)), default=0) > \
+            _MATERIALIZED:
+        raise NotSeparable("a choice on programs x lanes elements")
     if any(isinstance(v, (Separable, RowMask)) for v in values) or \
             any(isinstance(v, np.ndarray) and _varies(v)[1] for v in values):
         raise NotSeparable("a per-program choice between per-lane values")

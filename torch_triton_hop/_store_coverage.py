@@ -57,7 +57,7 @@ from ._side_table import base_kernel, kernel_side_table, module_constants
 from ._index_values import (
     FORWARD, POINTER_OPS, UNKNOWN, EVALUATED_OPS, NoProof, Pointer, evaluate, same_size_pointer_cast, select,
     type_shape, where_live)
-from ._row_coverage import NotSeparable, RowAccesses, needs_rows, select_rows, separable_op
+from ._row_coverage import NotSeparable, RowAccesses, check_size, needs_rows, select_rows, separable_op
 from ._ttir import Block, Function, Op, parse_module, resolve_location, walk
 
 __all__ = ["unstored_reason", "reloaded_reason", "read_after_store_reason"]
@@ -726,8 +726,12 @@ class _Evaluator:
             elif self._needed(op):
                 self.live = active  # a fault only other programs would hit is none (see where_live)
                 operands = [self.env.get(o, UNKNOWN) for o in op.operands]
-                values = separable_op(op, operands) if self.rows is not None and needs_rows(operands) else \
-                    evaluate(op, operands, self)
+                if self.rows is not None and needs_rows(operands):
+                    values = separable_op(op, operands)
+                else:
+                    if self.rows is not None:
+                        check_size(op, operands)
+                    values = evaluate(op, operands, self)
                 for result, value in zip(op.results, values):
                     self.env[result] = self._charge(value)
 
