@@ -43,6 +43,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import threading
@@ -61,6 +62,8 @@ from ._row_coverage import NotSeparable, RowAccesses, check_size, needs_rows, se
 from ._ttir import Block, Function, Op, parse_module, resolve_location, walk
 
 __all__ = ["unstored_reason", "reloaded_reason", "read_after_store_reason"]
+
+log = logging.getLogger(__name__.rsplit(".", 1)[0] + "._fusion")
 
 # Elements per value per chunk of programs: an int64 value of a chunk (2 MB) stays in the
 # cache between the ops that use it; 1 << 20 took twice as long where a kernel's offsets go
@@ -230,8 +233,10 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
     dense = span == int(np.prod(sizes))  # contiguous or permuted: every element of the span
     try:
         counts, read_counts = _by_rows(program, params, grid, span, dense, read is not None)
-    except Exception:  # noqa: BLE001  NotSeparable, NoProof or else: the element-wise evaluation is
-        # the reference, and answers (with its reason where the proof fails).
+    except Exception as e:  # noqa: BLE001  the element-wise evaluation is the reference, and answers
+        # (with its reason where the proof fails).
+        if not isinstance(e, (NotSeparable, NoProof)):
+            log.debug("the proof by rows raised %s: %s; evaluating every element", type(e).__name__, e)
         counts, read_counts = _by_elements(program, params, grid, layout, span, dense, read, output, aliases)
     with _results_lock:
         _proven_slices[signature] = (counts, read_counts)
