@@ -816,24 +816,34 @@ def test_an_evaluation_by_rows_answers_as_the_element_wise_one(case, monkeypatch
     for question, arguments in questions:
         by_rows, by_elements, answered = _reason_both_ways(monkeypatch, question, *arguments)
         assert by_rows == by_elements
-        # The premise: rows answered where the layout is dense and the rows are whole.
-        assert answered == (case not in ("flat_index_over_a_padded_row", "rows_past_the_tensor", "blocks_past_the_end",
-                                         "tiles", "one_address_per_program")), case
+        # The premise: rows answered unless an access may fall outside the output.
+        assert answered == (case not in ("rows_past_the_tensor", "blocks_past_the_end")), case
     assert (by_rows or "").startswith(expected or ""), by_rows
     assert (by_rows is None) == (expected is None), by_rows
 
 
-@pytest.mark.parametrize("rows, cols", [(16384, 4096)])
-def test_a_proof_by_rows_holds_where_the_element_wise_one_would_take_too_long(rows, cols, monkeypatch):
-    """Liger's RMSNorm backward pattern (dX written over dY, one row per loop iteration) at the
-    size of an 8B model's step: by elements the proof gives up (no fusion); by rows it holds."""
+@pytest.mark.parametrize("case", ["rows_over_input", "tiles"])
+def test_a_proof_by_rows_holds_where_the_element_wise_one_would_take_too_long(case, monkeypatch):
+    """Liger's RMSNorm backward pattern at an 8B model's step (dX written over dY, one row per
+    loop iteration: rows are units), and a matmul's 16384 x 8192 output in tiles (rows that
+    interleave: replayed element by element, the index arithmetic still evaluated per row): by
+    elements the proof gives up (no fusion); by rows it holds."""
     from torch_triton_hop import _store_coverage
     from torch_triton_hop._side_table import kernel_side_table
 
-    x = torch.empty(rows, cols, device="meta")
-    launch = {"x_ptr": x, "out_ptr": x, "n_cols": cols, "TWO_PASSES": False, "BLOCK": cols}
-    arguments = (kernel_side_table.add_kernel(normalize_rows_kernel), launch, kernel_side_table.add_constants({}),
-                 [], [rows, 1, 1], "out_ptr", "x_ptr")
-    by_rows, by_elements, answered = _reason_both_ways(monkeypatch, _store_coverage.read_after_store_reason, *arguments)
+    constants = kernel_side_table.add_constants({})
+    if case == "rows_over_input":
+        x = torch.empty(16384, 4096, device="meta")
+        launch = {"x_ptr": x, "out_ptr": x, "n_cols": 4096, "TWO_PASSES": False, "BLOCK": 4096}
+        question = _store_coverage.read_after_store_reason
+        arguments = (kernel_side_table.add_kernel(normalize_rows_kernel), launch, constants, [], [16384, 1, 1],
+                     "out_ptr", "x_ptr")
+    else:
+        out = torch.empty(16384, 8192, device="meta")
+        launch = {"x_ptr": out, "out_ptr": out, "M": 16384, "N": 8192, "stride_m": 8192, "stride_n": 1, "BM": 64,
+                  "BN": 64}
+        question = _store_coverage.unstored_reason
+        arguments = (kernel_side_table.add_kernel(tile_kernel), launch, constants, [], [256, 128, 1], "out_ptr")
+    by_rows, by_elements, answered = _reason_both_ways(monkeypatch, question, *arguments)
     assert answered and by_rows is None
     assert by_elements == "checking that the kernel stores every element would take too long at this size"

@@ -29,19 +29,24 @@ per program plus a value per lane, the accesses are followed per row of lanes, n
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Iterator, NamedTuple
 
 import numpy as np
 
 from ._index_values import EVALUATED_OPS, FORWARD, UNKNOWN, Pointer, _parse_type, _result_type, _types, _width
 from ._ttir import Op
 
-__all__ = ["NotSeparable", "Separable", "RowMask", "check_size", "needs_rows", "separable_op", "select_rows",
-           "RowAccesses"]
+__all__ = ["NotSeparable", "SharedElements", "Separable", "RowMask", "check_size", "needs_rows", "separable_op",
+           "select_rows", "RowAccesses"]
 
 
 class NotSeparable(Exception):
     """The evaluation by rows cannot follow this; the element-wise one will."""
+
+
+class SharedElements(NotSeparable):
+    """Rows that are not units (two may share an element, one reaches an element twice): their
+    accesses are replayed element by element."""
 
 
 class Separable(NamedTuple):
@@ -334,8 +339,6 @@ class RowAccesses:
         key = lanes.tobytes()
         found = self._pattern_ids.get(key)
         if found is None:
-            if (np.diff(lanes) == 0).any():
-                raise NotSeparable("lanes that reach one element twice")
             found = self._pattern_ids[key] = len(self.patterns)
             self.patterns.append(lanes)
         return found
@@ -381,24 +384,34 @@ class RowAccesses:
         return partial.size * lanes.size
 
     def rows(self, span: int) -> Rows:
-        """The distinct rows; NotSeparable where one start is reached with two patterns, two
-        rows may share an element, or one may fall outside the span (the element-wise
-        evaluation says which)."""
+        """The distinct rows, each a unit; NotSeparable where one may fall outside the span
+        (the element-wise evaluation says how), SharedElements where they are not units."""
         if not self.accesses:
             return Rows(np.zeros((0,), dtype=np.int64), np.zeros((0,), dtype=np.int64))
         starts = np.concatenate([access.starts for access in self.accesses])
         patterns = np.concatenate([access.patterns for access in self.accesses])
         pairs = np.unique(np.stack([starts, patterns]), axis=1)
         starts, patterns = pairs
-        if (np.diff(starts) == 0).any():
-            raise NotSeparable("a row reached with two patterns of lanes")
         low = starts + np.array([int(p[0]) for p in self.patterns])[patterns]
         high = starts + np.array([int(p[-1]) for p in self.patterns])[patterns]
-        if (low[1:] <= high[:-1]).any():
-            raise NotSeparable("rows that may share an element")
         if int(low.min()) < 0 or int(high.max()) >= span:
             raise NotSeparable("a row that may fall outside the span")
+        if (np.diff(starts) == 0).any() or (low[1:] <= high[:-1]).any() or \
+                any((np.diff(self.patterns[p]) == 0).any() for p in np.unique(patterns)):
+            raise SharedElements("rows that may share an element, or reach one twice")
         return Rows(starts, np.array([p.size for p in self.patterns], dtype=np.int64)[patterns])
+
+    def elements(self, access: "_Access", with_programs: bool) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
+        """The elements an access reaches, in parts of at most _MATERIALIZED and, `with_programs`,
+        the program (index in the chunk) reaching each."""
+        for pattern in np.unique(access.patterns):
+            lanes = self.patterns[pattern]
+            chosen = np.flatnonzero(access.patterns == pattern)
+            step = max(1, _MATERIALIZED // max(lanes.size, 1))
+            for part in range(0, chosen.size, step):
+                programs = chosen[part:part + step]
+                elements = (access.starts[programs][:, None] + lanes[None, :]).reshape(-1)
+                yield elements, np.repeat(access.programs[programs], lanes.size) if with_programs else None
 
 
 _PREDICATES = {"slt": np.less, "sle": np.less_equal, "sgt": np.greater, "sge": np.greater_equal, "eq": np.equal,

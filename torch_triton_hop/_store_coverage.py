@@ -58,7 +58,8 @@ from ._side_table import base_kernel, kernel_side_table, module_constants
 from ._index_values import (
     FORWARD, POINTER_OPS, UNKNOWN, EVALUATED_OPS, NoProof, Pointer, evaluate, same_size_pointer_cast, select,
     type_shape, where_live)
-from ._row_coverage import NotSeparable, RowAccesses, check_size, needs_rows, select_rows, separable_op
+from ._row_coverage import (
+    NotSeparable, RowAccesses, SharedElements, check_size, needs_rows, select_rows, separable_op)
 from ._ttir import Block, Function, Op, parse_module, resolve_location, walk
 
 __all__ = ["unstored_reason", "reloaded_reason", "read_after_store_reason"]
@@ -232,7 +233,7 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
         return known
     dense = span == int(np.prod(sizes))  # contiguous or permuted: every element of the span
     try:
-        counts, read_counts = _by_rows(program, params, grid, span, dense, read is not None)
+        counts, read_counts = _by_rows(program, params, grid, layout, span, dense, read, output)
     except Exception as e:  # noqa: BLE001  the element-wise evaluation is the reference, and answers
         # (with its reason where the proof fails).
         if not isinstance(e, (NotSeparable, NoProof)):
@@ -247,17 +248,22 @@ def _by_elements(program: "_Program", params: dict[int, Any], grid: tuple[int, .
                  layout: tuple[tuple[int, ...], tuple[int, ...]], span: int, dense: bool, read: str | None, output: str,
                  aliases: dict) -> tuple[_Counts, _Counts | None]:
     """The counts from an evaluation of every element, in chunks of programs."""
-    sizes, strides = layout
-    written = np.zeros(max(span, 0), dtype=bool)
     programs = int(np.prod(grid))
     chunk = max(1, _CHUNK_ELEMENTS // program.largest)
-    evaluator = _Evaluator(program, written, grid, tracked=read is not None)
+    evaluator = _Evaluator(program, np.zeros(max(span, 0), dtype=bool), grid, tracked=read is not None)
     try:
         for start in range(0, programs, chunk):
             evaluator.run(params, np.arange(start, min(start + chunk, programs), dtype=np.int64))
     except NoProof as e:
         where = resolve_location(e.op.loc, aliases) if e.op is not None else None
         raise NoProof(f"{e} ({where})" if where else str(e)) from None
+    return _element_counts(evaluator, layout, dense, read, output, grid)
+
+
+def _element_counts(evaluator: "_Evaluator", layout: tuple[tuple[int, ...], tuple[int, ...]], dense: bool,
+                    read: str | None, output: str, grid: tuple[int, ...]) -> tuple[_Counts, _Counts | None]:
+    """The counts of an evaluation that marked elements; NoProof where a program loads what
+    another one stores."""
     if read is not None:
         crossed = _crossed(evaluator)
         if crossed:
@@ -267,8 +273,9 @@ def _by_elements(program: "_Program", params: dict[int, Any], grid: tuple[int, .
         required = slice(None)
     else:
         required = np.zeros((1,), dtype=np.int64)
-        for size, stride in zip(sizes, strides):
+        for size, stride in zip(*layout):
             required = (required[:, None] + np.arange(size, dtype=np.int64)[None, :] * stride).reshape(-1)
+    written = evaluator.written
     counts = _Counts(int((~written[required]).sum()), evaluator.accesses - int(written.sum()))
     read_counts = None
     if read is not None:
@@ -277,23 +284,34 @@ def _by_elements(program: "_Program", params: dict[int, Any], grid: tuple[int, .
     return counts, read_counts
 
 
-def _by_rows(program: "_Program", params: dict[int, Any], grid: tuple[int, ...], span: int, dense: bool,
-             tracked: bool) -> tuple[_Counts, _Counts | None]:
+def _by_rows(program: "_Program", params: dict[int, Any], grid: tuple[int, ...],
+             layout: tuple[tuple[int, ...], tuple[int, ...]], span: int, dense: bool, read: str | None,
+             output: str) -> tuple[_Counts, _Counts | None]:
     """The counts from an evaluation by rows (see [Note: Evaluating a proof by rows]): the
-    accesses replayed on the rows they reach, as the element-wise evaluation follows elements,
-    each row counting the elements it reaches."""
-    if not dense:
-        raise NotSeparable("a layout that is not dense")
+    accesses replayed on the rows they reach, each row counting the elements it reaches; where
+    the rows are not units (2D tiles, a layout that is not dense), on the elements they reach."""
     accesses = RowAccesses()
     evaluator = _Evaluator(program, np.zeros((0,), dtype=bool), grid, rows=accesses)
     evaluator.run(params, np.arange(int(np.prod(grid)), dtype=np.int64))
-    rows = accesses.rows(span)
+    tracked = read is not None
+    try:
+        if not dense:
+            raise SharedElements("a layout that is not dense")
+        rows = accesses.rows(span)
+    except SharedElements:
+        replay = _Evaluator(program, np.zeros(max(span, 0), dtype=bool), grid, tracked=tracked)
+        for access in accesses.accesses:
+            for elements, programs in accesses.elements(access, with_programs=tracked):
+                replay._charge(None, elements.size)
+                if elements.size and (elements.min() < 0 or elements.max() >= span):
+                    raise NotSeparable("an access that may fall outside the span")
+                replay._record(access.op, elements, (programs + 1).astype(replay.id_type) if tracked else None)
+        return _element_counts(replay, layout, dense, read, output, grid)
     replay = _Evaluator(program, np.zeros(rows.starts.shape, dtype=bool), grid, tracked=tracked)
     reached = loaded_through_read = 0
     for access in accesses.accesses:
         reached_rows = np.searchsorted(rows.starts, access.starts)
-        ids = (access.programs + 1).astype(replay.id_type) if tracked else None
-        replay._record(access.op, reached_rows, ids)
+        replay._record(access.op, reached_rows, (access.programs + 1).astype(replay.id_type) if tracked else None)
         elements = int(rows.weights[reached_rows].sum())
         if tracked and access.op.name == "tt.load":
             loaded_through_read += elements
