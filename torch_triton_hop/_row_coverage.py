@@ -5,13 +5,17 @@ per program plus a value per lane, the accesses are followed per row of lanes, n
 # TL;DR: the proof's evaluation (see [Note: A proof that a kernel stores every element]) first
 # runs with every program at once and keeps a sum of a per-program value and a per-lane value
 # as its two parts (Separable), never as the programs x lanes array it stands for. An access
-# through such an address, under a mask that is per program or per lane, is one row per program:
-# the row's start (the per-program part) and the lanes it reaches (the per-lane part where the
-# mask holds). Where every access reaches the same lanes and two rows either coincide or share
-# no element, each row is one unit: the stores, loads and their programs are followed per row
-# and the counts are the rows' times the lanes'. The cost is the programs' plus the lanes', not
-# their product: Liger's RMSNorm backward at 16384 x 4096 ran past the element-wise
-# evaluation's cap on work (no proof, no fusion); by rows it takes milliseconds.
+# through such an address is one row per program: the row's start (the per-program part) and
+# its pattern, the lanes it reaches (the per-lane part where the mask holds). A mask is per
+# program, per lane, or compares such a sum (`offs < n`): per program it then holds in every
+# lane, in none, or (a last block) is evaluated on that program's lanes alone. Where each start
+# has one pattern and no two rows share an element, each row is a unit: the stores, loads and
+# their programs are replayed per row with the element-wise code, and each row counts the
+# elements of its pattern. The cost is the programs' plus the lanes', not their product:
+# Liger's RMSNorm backward at 16384 x 4096 ran past the element-wise evaluation's cap on work
+# (no proof, no fusion); by rows it takes milliseconds. Rows that interleave (a matmul's 2D
+# tiles) or a layout that is not dense: the rows' elements are replayed, in parts, each element
+# once per access (the index arithmetic is still evaluated per row).
 #   %row  = tt.get_program_id x             -> per program        [0, 1, ..., P-1]
 #   %base = arith.muli %row, %stride        -> per program
 #   %cols = tt.make_range {0, 2048}         -> per lane           [0, ..., 2047]
@@ -21,10 +25,12 @@ per program plus a value per lane, the accesses are followed per row of lanes, n
 # part, as Python integers); a product by a constant, the shape ops, and a division or
 # remainder of a non-negative sum by a positive constant d keep it where the per-program part's
 # rest modulo d is the same in every program, or where no lane crosses a multiple of d.
-# Anything else that would combine per-program and per-lane values (a comparison, a select, a
-# load's mask that depends on both), lanes that repeat an element, rows that partly overlap,
-# a layout that is not dense, or any reason the proof does not hold: NotSeparable, and the
-# element-wise evaluation answers (with its own message where the proof fails).
+# Anything else that would combine per-program and per-lane values (a select, an op that would
+# make a programs x lanes array), a row that may fall outside the output, or any reason the
+# proof does not hold: NotSeparable, and the element-wise evaluation answers (with its own
+# message where the proof fails). Its program order differs (all programs at once, not in
+# chunks), which changes no answer that holds: an element two programs reach, one storing it,
+# fails either way.
 """
 
 from __future__ import annotations
