@@ -202,7 +202,8 @@ def separable_op(op: Op, operands: list[Any]) -> list[Any]:
             lanes = value.lanes + int(rest.flat[0])
             return [lanes % divisor if remainder else Separable(quotient, lanes // divisor)]
         if int(rest.max()) + int(value.lanes.max()) < divisor and int(rest.min()) + int(value.lanes.min()) >= 0:
-            return [Separable(rest, value.lanes) if remainder else Separable(quotient, np.broadcast_to(np.zeros((), np.int64), value.lanes.shape))]
+            no_lanes = np.broadcast_to(np.zeros((), np.int64), value.lanes.shape)
+            return [Separable(rest, value.lanes) if remainder else Separable(quotient, no_lanes)]
         raise NotSeparable("a division this does not split")
     if name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.bitcast"):
         (value,) = operands
@@ -210,7 +211,8 @@ def separable_op(op: Op, operands: list[Any]) -> list[Any]:
             raise NotSeparable(name)
         source = _width(_parse_type(_types(op).split(" to ")[0])[1])
         low, high = _bounds(value)
-        if source == 1 or (name == "arith.extui" and low < 0) or (name == "arith.bitcast" and source != _width(element)):
+        if source == 1 or (name == "arith.extui" and low < 0) or \
+                (name == "arith.bitcast" and source != _width(element)):
             raise NotSeparable(name)
         return [_fits(value, _width(element)) if name == "arith.trunci" else value]
     if name == "arith.cmpi":
@@ -277,7 +279,8 @@ def _reshaped(op: Op, value: Any, shape: tuple[int, ...]) -> Any:
     if name == "tt.reshape":
         if "allow_reorder" in op.text or "efficient_layout" in op.text:
             raise NotSeparable("a reshape that may reorder elements")
-        return Separable(programs.reshape((count,) + (1,) * len(shape)), np.ascontiguousarray(lanes).reshape((1, *shape)))
+        return Separable(programs.reshape((count,) + (1,) * len(shape)),
+                         np.ascontiguousarray(lanes).reshape((1, *shape)))
     if name == "tt.trans":
         order = [int(d) for d in op.text.split("order = array<i32:", 1)[1].split(">", 1)[0].split(",")]
         axes = (0, *(1 + d for d in order))
