@@ -290,6 +290,8 @@ def _by_rows(program: "_Program", params: dict[int, Any], grid: tuple[int, ...],
     """The counts from an evaluation by rows (see [Note: Evaluating a proof by rows]): the
     accesses replayed on the rows they reach, each row counting the elements it reaches; where
     the rows are not units (2D tiles, a layout that is not dense), on the elements they reach."""
+    if not int(np.prod(grid)):
+        raise NotSeparable("no programs")  # nothing to evaluate either way
     accesses = RowAccesses()
     evaluator = _Evaluator(program, np.zeros((0,), dtype=bool), grid, rows=accesses)
     evaluator.run(params, np.arange(int(np.prod(grid)), dtype=np.int64))
