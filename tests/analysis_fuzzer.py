@@ -34,11 +34,8 @@ buffers hold values of alternating sign, so data-dependent conditions go both wa
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import logging
-import os
 import random
-import sys
 import textwrap
 import time
 from typing import Any
@@ -47,6 +44,8 @@ import numpy
 import torch
 import triton
 import triton.language as tl
+
+from generated_modules import import_generated
 
 SIZE = 72          # elements per buffer: stores reach [0, 64), data-dependent conditions read [64, 66)
 BLOCK = 8          # elements per program
@@ -643,14 +642,7 @@ def load_kernels(cases: list[FuzzCase], directory: str, module_name: str) -> Non
 
     triton's JIT reads a kernel's source with inspect, so kernels live in real files.
     """
-    path = os.path.join(directory, module_name + ".py")
-    with open(path, "w") as f:
-        f.write(HEADER + "".join("\n\n" + c.source for c in cases))
-    if directory not in sys.path:
-        sys.path.insert(0, directory)
-    sys.modules.pop(module_name, None)
-    importlib.invalidate_caches()
-    module = importlib.import_module(module_name)
+    module = import_generated(directory, module_name, HEADER + "".join("\n\n" + c.source for c in cases))
     for case in cases:
         case.kernel = getattr(module, case.name)
 

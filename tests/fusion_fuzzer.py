@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import importlib
 import logging
 import math
 import os
@@ -51,6 +50,8 @@ import warnings
 from typing import Any, Callable
 
 import torch
+
+from generated_modules import import_generated
 
 # --- dtypes and values ----------------------------------------------------------------------
 
@@ -1079,14 +1080,7 @@ from torch_triton_hop import wrap_triton
 def load_programs(programs: list[Program], directory: str, module_name: str) -> None:
     """Write the programs' kernels and functions to `directory/module_name.py` and import it
     (triton's JIT and the fusion's source rewrite read kernels with inspect: real files)."""
-    path = os.path.join(directory, module_name + ".py")
-    with open(path, "w") as f:
-        f.write(HEADER + "".join("\n\n" + p.module_source() for p in programs))
-    if directory not in sys.path:
-        sys.path.insert(0, directory)
-    sys.modules.pop(module_name, None)
-    importlib.invalidate_caches()
-    module = importlib.import_module(module_name)
+    module = import_generated(directory, module_name, HEADER + "".join("\n\n" + p.module_source() for p in programs))
     for program in programs:
         program.function = getattr(module, program.name)
 

@@ -39,7 +39,8 @@ from typing import Any, Iterator, NamedTuple
 
 import numpy as np
 
-from ._index_values import EVALUATED_OPS, FORWARD, UNKNOWN, Pointer, _parse_type, _result_type, _types, _width
+from ._index_values import (
+    EVALUATED_OPS, FORWARD, UNKNOWN, Pointer, _parse_type, _result_type, _types, _width, select)
 from ._ttir import Op
 
 __all__ = ["NotSeparable", "SharedElements", "Separable", "RowMask", "check_size", "needs_rows", "separable_op",
@@ -289,7 +290,7 @@ def _reshaped(op: Op, value: Any, shape: tuple[int, ...]) -> Any:
     return programs.reshape((count,)) + int(lanes.reshape(-1)[0])
 
 
-def select_rows(condition: Any, one: Any, two: Any, select: Any) -> Any:
+def select_rows(condition: Any, one: Any, two: Any) -> Any:
     """`select` (per program, `one` where `condition` holds, else `two`) without a programs x
     lanes array: where the condition picks one side for every program, or neither side varies
     by lane; else NotSeparable."""

@@ -794,7 +794,7 @@ class _Evaluator:
         self.accesses += stored.size
 
     def _select(self, condition: Any, one: Any, two: Any) -> Any:
-        return select(condition, one, two) if self.rows is None else select_rows(condition, one, two, select)
+        return select(condition, one, two) if self.rows is None else select_rows(condition, one, two)
 
     def _track(self, op: Op, elements: np.ndarray, ids: np.ndarray) -> bool:
         """Records which program stores / loads each element (ops run in program order, all
