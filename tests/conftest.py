@@ -70,3 +70,15 @@ def plan_for_a_gpu(monkeypatch):
 
     monkeypatch.setattr(_compat_inductor, "triton_compiles_for", lambda device: True)
     monkeypatch.setattr(_compat, "is_interpreted_kernel", lambda kernel: False)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def triton_scratch_allocator():
+    """On a GPU, kernels that make tensor descriptors on the device need scratch memory from
+    the allocator a user sets (triton.set_allocator). Inductor sets one when it compiles code
+    that needs it, so without this an eager launch would depend on what ran before it."""
+    if torch.cuda.is_available() and not INTERPRETED:
+        import triton
+
+        triton.set_allocator(lambda size, alignment, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    yield

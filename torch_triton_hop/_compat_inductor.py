@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import threading
 from typing import Any
 
 import torch
 
 from ._compat import HigherOrderOperator
+
+_log = logging.getLogger(__name__)
 
 
 def inductor_ir() -> Any:
@@ -219,7 +222,10 @@ def _typed_user_kernel_class() -> Any:
             super().__init__(**kwargs)
 
         def codegen(self, wrapper: Any) -> None:
-            with scalar_argument_types(self.scalar_types):
+            from . import config
+
+            with scalar_argument_types(self.scalar_types), (
+                    launched_statically(wrapper) if config.static_launch else contextlib.nullcontext()):
                 super().codegen(wrapper)
 
         def can_fuse_epilogue(self) -> bool:
@@ -275,6 +281,103 @@ def scalar_argument_types(types: dict[str, str]) -> Any:
     finally:
         del sizevars.statically_known_equals
         _scalar_types.types = previous
+
+
+# [Note: Our launches use inductor's static launcher]
+# TL;DR: on a GPU, inductor launches the user kernels of our launches with its static launcher
+# (the cubin launched by torch's own C++ code) where that launcher handles them, and with
+# triton's otherwise. Triton's launcher is C source generated per signature and built with the
+# host's C compiler: 0.2-0.4 s per kernel signature, one after another in the compiling process
+# (11 builds, 3.4-3.6 s, in the first step of the Llama + Liger benchmark on an H200).
+# Context: inductor launches its own kernels statically; user kernels only under the global
+# config.static_launch_user_defined_triton_kernels (off by default: a user kernel may use a
+# feature the static launcher does not know). A global switch would also change kernels this
+# package never saw, and it is read in inductor's compile workers, which do not import us. So
+# our node marks the kernel it defines (inductor_meta[STATIC_LAUNCH_META], during its codegen),
+# and in the compiling process, where inductor makes each kernel's launchers, a marked kernel's
+# compiled configs are offered to the static launcher with that config on for the call: its
+# own checks refuse what it cannot launch (launch hooks, scratch memory, clusters, TMA
+# descriptors, launch attributes); any error there (an argument type it has no code for)
+# keeps triton's launcher too. Nothing else changes: the generated code, inductor's caches,
+# the arguments and grids (both launchers take them from the same compiled signature).
+STATIC_LAUNCH_META = "torch_triton_hop_static_launch"
+
+
+class _MarkedKernelInfo:
+    """The kernel class inductor asks for the common inductor_meta, adding our mark."""
+
+    def __init__(self, base: Any) -> None:
+        self._base = base
+
+    def inductor_meta_common(self) -> dict[str, Any]:
+        return {**self._base.inductor_meta_common(), STATIC_LAUNCH_META: True}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._base, name)
+
+
+@contextlib.contextmanager
+def launched_statically(wrapper: Any) -> Any:
+    """While our node defines its kernel in `wrapper`: the definition carries our mark, and
+    inductor makes a marked kernel's launchers statically where it can (see [Note: Our
+    launches use inductor's static launcher]).
+
+    torch 2.11-2.13: define_user_defined_triton_kernel (codegen/wrapper.py) takes the common
+    inductor_meta from self._get_triton_info_kernel_cls().inductor_meta_common(), shadowed
+    here on this wrapper instance; CachingAutotuner._make_launchers makes the launchers of
+    `compile_results` (TritonCompileResult or StaticTritonCompileResult) in the compiling
+    process, and StaticTritonCompileResult.can_statically_launch(kernel, inductor_meta,
+    triton_meta, heuristic_type) decides, reading config.static_launch_user_defined_triton_kernels.
+    """
+    from torch._inductor import config as inductor_config
+
+    get_info = getattr(type(wrapper), "_get_triton_info_kernel_cls", None)
+    if get_info is None or not hasattr(inductor_config, "static_launch_user_defined_triton_kernels"):
+        yield
+        return
+    _install_static_launchers()
+    marked = _MarkedKernelInfo(get_info())
+    wrapper._get_triton_info_kernel_cls = lambda: marked
+    try:
+        yield
+    finally:
+        del wrapper._get_triton_info_kernel_cls
+
+
+@functools.cache
+def _install_static_launchers() -> None:
+    from torch._inductor.runtime import triton_heuristics
+
+    make_launchers = triton_heuristics.CachingAutotuner._make_launchers
+
+    @functools.wraps(make_launchers)
+    def _make_launchers(self: Any) -> Any:
+        if self.inductor_meta.get(STATIC_LAUNCH_META) and len(self.launchers) != len(self.compile_results):
+            self.compile_results = [_statically_launched(self, result) for result in self.compile_results]
+        return make_launchers(self)
+
+    triton_heuristics.CachingAutotuner._make_launchers = _make_launchers
+
+
+def _statically_launched(autotuner: Any, result: Any) -> Any:
+    """`result` as a StaticTritonCompileResult where the static launcher takes its kernel."""
+    from torch._inductor import config as inductor_config
+    from torch._inductor.runtime import triton_heuristics
+
+    if type(result) is not triton_heuristics.TritonCompileResult:
+        return result
+    try:
+        with inductor_config.patch(static_launch_user_defined_triton_kernels=True):
+            kernel = triton_heuristics.StaticTritonCompileResult.can_statically_launch(
+                result.kernel, autotuner.inductor_meta, autotuner.triton_meta, autotuner.heuristic_type)
+    except Exception as e:  # noqa: BLE001 - triton's launcher, as inductor would have used
+        _log.debug("kernel %s keeps triton's launcher: %s: %s", autotuner.inductor_meta.get("kernel_name"),
+                   type(e).__name__, e)
+        return result
+    if kernel is None:
+        return result
+    return triton_heuristics.StaticTritonCompileResult(kernel, result.config, result.compile_meta,
+                                                       result.inductor_meta)
 
 
 def _is_int_type(typ: str) -> bool:
