@@ -297,8 +297,9 @@ def scalar_argument_types(types: dict[str, str]) -> Any:
 # and in the compiling process, where inductor makes each kernel's launchers, a marked kernel's
 # compiled configs are offered to the static launcher with that config on for the call: its
 # own checks refuse what it cannot launch (launch hooks, scratch memory, clusters, TMA
-# descriptors, launch attributes); any error there (an argument type it has no code for)
-# keeps triton's launcher too. Nothing else changes: the generated code, inductor's caches,
+# descriptors, launch attributes); any error there (an argument type it has no code for), or
+# in making the static launchers (where triton's would report a config too big for the GPU),
+# keeps triton's launchers too. Nothing else changes: the generated code, inductor's caches,
 # the arguments and grids (both launchers take them from the same compiled signature).
 STATIC_LAUNCH_META = "torch_triton_hop_static_launch"
 
@@ -352,9 +353,21 @@ def _install_static_launchers() -> None:
 
     @functools.wraps(make_launchers)
     def _make_launchers(self: Any) -> Any:
-        if self.inductor_meta.get(STATIC_LAUNCH_META) and len(self.launchers) != len(self.compile_results):
-            self.compile_results = [_statically_launched(self, result) for result in self.compile_results]
-        return make_launchers(self)
+        if not self.inductor_meta.get(STATIC_LAUNCH_META) or len(self.launchers) == len(self.compile_results):
+            return make_launchers(self)
+        compiled = self.compile_results
+        self.compile_results = [_statically_launched(self, result) for result in compiled]
+        try:
+            return make_launchers(self)
+        except Exception as e:  # noqa: BLE001 - e.g. a config too big for the GPU, which triton's
+            # launcher reports as OutOfResources (inductor then drops that config) and the static
+            # launcher may report otherwise: triton's launchers, as inductor would have made them.
+            if self.compile_results == compiled:
+                raise
+            _log.debug("kernel %s keeps triton's launchers: %s: %s", self.inductor_meta.get("kernel_name"),
+                       type(e).__name__, e)
+            self.compile_results, self.launchers = compiled, []
+            return make_launchers(self)
 
     triton_heuristics.CachingAutotuner._make_launchers = _make_launchers
 
