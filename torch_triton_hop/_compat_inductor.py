@@ -288,7 +288,7 @@ def scalar_argument_types(types: dict[str, str]) -> Any:
 # (the cubin launched by torch's own C++ code) where that launcher handles them, and with
 # triton's otherwise. Triton's launcher is C source generated per signature and built with the
 # host's C compiler: 0.2-0.4 s per kernel signature, one after another in the compiling process
-# (11 builds, 3.4-3.6 s, in the first step of the Llama + Liger benchmark on an H200).
+# (11 builds, 3.1-3.6 s, in the first step of the Llama + Liger benchmark on an H200).
 # Context: inductor launches its own kernels statically; user kernels only under the global
 # config.static_launch_user_defined_triton_kernels (off by default: a user kernel may use a
 # feature the static launcher does not know). A global switch would also change kernels this
