@@ -117,3 +117,40 @@ def test_a_kernel_the_static_launcher_refuses_keeps_tritons_launcher(launcher_ki
             knobs.runtime.launch_enter_hook = chain
     assert any(name.startswith("hooked_kernel") for name in launcher_kinds["triton"]), launcher_kinds
     assert calls, "the hook saw no launch"
+
+
+@triton.autotune(
+    configs=[triton.Config({"BM": 128, "BN": 128, "BK": 128}, num_stages=6, num_warps=8),  # too much shared memory
+             triton.Config({"BM": 32, "BN": 32, "BK": 32}, num_stages=1, num_warps=4)],
+    key=["M", "N", "K"])
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    acc = tl.zeros([BM, BN], tl.float32)
+    for k in range(0, K, BK):
+        rk = k + tl.arange(0, BK)
+        a = tl.load(a_ptr + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + rk[:, None] * N + rn[None, :], mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def matmul(a, b):
+    c = torch.empty(a.shape[0], b.shape[1], device=a.device)
+    grid = lambda meta: (triton.cdiv(a.shape[0], meta["BM"]), triton.cdiv(b.shape[1], meta["BN"]))  # noqa: E731
+    wrap_triton(matmul_kernel)[grid](a, b, c, a.shape[0], b.shape[1], a.shape[1])
+    return c
+
+
+def test_an_autotuned_config_too_big_for_the_gpu_is_dropped_as_before(launcher_kinds):
+    """Triton's launcher reports a config needing more shared memory than the GPU has as
+    OutOfResources, and inductor drops it; where the static launcher cannot take it, triton's
+    launchers are made instead, and the compiled launch runs the config that fits."""
+    a = torch.randn(256, 256, device="cuda", dtype=torch.float16)
+    b = torch.randn(256, 256, device="cuda", dtype=torch.float16)
+    shared = 6 * (128 * 128 + 128 * 128) * 2  # bytes the big config's pipeline buffers need
+    assert shared > torch.cuda.get_device_properties(0).shared_memory_per_block_optin
+    eager = matmul(a, b)  # triton's autotuner drops the big config too
+    torch.testing.assert_close(torch.compile(matmul, fullgraph=True)(a, b), eager, atol=0, rtol=0)
+    assert any(name.startswith("matmul_kernel") for kind in ("static", "triton") for name in launcher_kinds[kind])
