@@ -7,6 +7,7 @@ import pytest
 import torch
 import triton
 from torch.fx.experimental.proxy_tensor import make_fx
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import torch_triton_hop
 from torch_triton_hop import wrap_triton
@@ -64,6 +65,60 @@ def test_anything_that_could_intercept_takes_the_hop(context):
         else:
             K.scale_inplace[(1,)](x.as_subclass(_Subclass), 8, 3.0, BLOCK=16)
     assert calls
+
+
+class _LoggingMode(TorchDispatchMode):
+    """A user's mode that sees aten ops and knows nothing of higher-order operators."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(func)
+        return func(*args, **(kwargs or {}))
+
+
+class _HigherOrderMode(_LoggingMode):
+    supports_higher_order_operators = True
+
+
+def test_a_launch_under_a_mode_that_knows_no_higher_order_operators_runs_the_kernel():
+    x = torch.ones(8)
+    with _LoggingMode() as mode:
+        K.scale_inplace[(1,)](x, 8, 3.0, BLOCK=16)
+        y = x * 2
+    torch.testing.assert_close(y, torch.full((8,), 6.0))
+    assert torch.ops.aten.mul.Tensor in mode.ops  # the mode still sees the ops around the launch
+
+
+def test_a_launch_under_a_mode_that_takes_higher_order_operators_is_seen_by_it():
+    x = torch.ones(8)
+    with _HigherOrderMode() as mode:
+        K.scale_inplace[(1,)](x, 8, 3.0, BLOCK=16)
+    torch.testing.assert_close(x, torch.full((8,), 3.0))
+    assert torch_triton_hop.triton_kernel_wrapper_mutation in mode.ops
+
+
+def test_a_launch_a_mode_declines_still_runs():
+    """FlopCounterMode takes higher-order operators and declines those it does not count
+    (returns NotImplemented): the kernel must still run."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    x = torch.ones(8)
+    with FlopCounterMode(display=False):
+        K.scale_inplace[(1,)](x, 8, 3.0, BLOCK=16)
+    torch.testing.assert_close(x, torch.full((8,), 3.0))
+
+
+def test_a_mode_that_knows_no_higher_order_operators_inside_make_fx_is_a_clear_error():
+    def f(x):
+        with _LoggingMode():
+            K.scale_inplace[(1,)](x, 8, 3.0, BLOCK=16)
+        return x
+
+    with pytest.raises(UnsupportedTritonKernelError, match="_LoggingMode, which takes no higher-order operators"):
+        make_fx(f)(torch.ones(8))
 
 
 def test_decorator_and_call_forms_agree():

@@ -17,6 +17,7 @@ from . import _compat
 from ._dynamo import dynamo_entry
 from ._fast_launch import fast_launcher
 from ._hopifier import check_eager_grid, check_eager_launch, no_grid_error, tracing_hopifier
+from ._hops import triton_kernel_wrapper_mutation
 from ._side_table import base_kernel
 from .errors import raise_unsupported
 
@@ -35,20 +36,32 @@ def _launch_directly(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     # TorchFunctionMode), a functorch transform (vmap, grad, torch.func.functionalize),
     # or a tensor subclass could each want to see the call, so any of them sends it
     # through the HOP. Dynamo never gets here: it captures the call itself.
+    # A dispatch mode the HOP has no rule for and that takes no higher-order operators (a
+    # user's logging mode) could not see inside the kernel, and the HOP would refuse it
+    # (NotImplementedError): with only such modes active, the kernel launches directly, as
+    # triton's own launch does under them.
     """
     if (
-        _compat.dispatch_mode_stack_depth()
-        or _compat.torch_function_mode_enabled()
+        _compat.torch_function_mode_enabled()
         or _compat.functorch_interpreter_active()
+        or _compat.dispatch_mode_stack_depth() and _modes_see_launches()
     ):
         return False
-    for value in args:
-        if isinstance(value, torch.Tensor) and type(value) not in _PLAIN_TENSOR_TYPES:
-            return False
-    for value in kwargs.values():
-        if isinstance(value, torch.Tensor) and type(value) not in _PLAIN_TENSOR_TYPES:
-            return False
-    return True
+    return _plain_tensors(args, kwargs)
+
+
+def _modes_see_launches() -> bool:
+    """Whether an active dispatch mode must see a launch through the HOP: one the HOP has a
+    rule for (fake tensors, make_fx, functionalization, activation checkpointing) or one that
+    takes higher-order operators (supports_higher_order_operators)."""
+    seeing = _compat.hop_mode_types(triton_kernel_wrapper_mutation)
+    return any(isinstance(mode, seeing) or getattr(mode, "supports_higher_order_operators", False)
+               for mode in _compat.dispatch_modes())
+
+
+def _plain_tensors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    return not any(isinstance(value, torch.Tensor) and type(value) not in _PLAIN_TENSOR_TYPES
+                   for value in (*args, *kwargs.values()))
 
 
 @functools.cache  # once per process
@@ -147,15 +160,51 @@ def _build_launch(wrapper: TritonKernelWrapper, **options: Any) -> Any:
     return wrapper.fast_launch
 
 
+_REFUSED = object()
+
+
 def _launch_slowly(wrapper: TritonKernelWrapper, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
     """kernel[grid](*args, **kwargs) that the fast launch does not take: triton's own launch, or
     the HOP when something could intercept it. See [Note: Eager fast path]."""
     if wrapper.launch_directly and _launch_directly(args, kwargs):
-        grid, on_meta = check_eager_launch(wrapper.kernel, grid, args, kwargs)  # See [Note: Launch checks]
-        if on_meta:  # computes nothing, as the graph's launch on meta tensors does
-            return None
-        return wrapper.kernel[grid](*args, **kwargs)
-    return tracing_hopifier.call_triton_kernel(wrapper, grid, args, kwargs)
+        return _launch(wrapper, grid, args, kwargs)
+    try:
+        result = tracing_hopifier.call_triton_kernel(wrapper, grid, args, kwargs)
+    except NotImplementedError as e:
+        if "no rule registered for HigherOrderOperator" not in str(e):
+            raise
+        result = _REFUSED  # raised below, outside this handler: torch's message names internals
+    if result is _REFUSED:
+        mode = next((m for m in reversed(_compat.dispatch_modes())
+                     if not getattr(m, "supports_higher_order_operators", False)), None)
+        raise_unsupported(f"a launch of {_compat.python_function(base_kernel(wrapper.kernel)).__name__} under the "
+                          f"TorchDispatchMode {type(mode).__name__}, which takes no higher-order operators, inside "
+                          "a mode that records the launch (make_fx, fake tensors, functionalization)",
+                          why="The launch is one higher-order operator call that each mode sees in turn",
+                          fix=f"Set supports_higher_order_operators = True on {type(mode).__name__} and pass "
+                              "such calls on (return func(*args, **kwargs)), or launch outside it")
+    if result is NotImplemented:
+        # A mode that takes higher-order operators declined this one (FlopCounterMode does
+        # for any it does not count): nothing ran. With real tensors the kernel launches
+        # directly, as triton's own launch does under that mode.
+        if not (wrapper.launch_directly and _plain_tensors(args, kwargs)
+                and not _compat.functorch_interpreter_active()):
+            mode = next((m for m in reversed(_compat.dispatch_modes())
+                         if getattr(m, "supports_higher_order_operators", False)), None)
+            raise_unsupported(f"a launch of {_compat.python_function(base_kernel(wrapper.kernel)).__name__} that "
+                              f"the TorchDispatchMode {type(mode).__name__} declined (returned NotImplemented)",
+                              why="Nothing else ran the kernel, and its tensors are not plain tensors",
+                              fix="Launch it outside that mode")
+        return _launch(wrapper, grid, args, kwargs)
+    return result
+
+
+def _launch(wrapper: TritonKernelWrapper, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+    """triton's own launch of the wrapped kernel."""
+    grid, on_meta = check_eager_launch(wrapper.kernel, grid, args, kwargs)  # See [Note: Launch checks]
+    if on_meta:  # computes nothing, as the graph's launch on meta tensors does
+        return None
+    return wrapper.kernel[grid](*args, **kwargs)
 
 
 def _launch_slowly_called(wrapper: TritonKernelWrapper, grid: Any, /, *args: Any, **kwargs: Any) -> Any:
