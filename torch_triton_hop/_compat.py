@@ -64,6 +64,14 @@ def dispatch_modes() -> list[Any]:
     return _get_current_dispatch_mode_stack()
 
 
+def dispatch_modes_disabled() -> Any:
+    """A context in which no torch dispatch mode is active (torch 2.11-2.13:
+    torch.utils._python_dispatch._disable_current_modes)."""
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    return _disable_current_modes()
+
+
 def hop_mode_types(hop: Any) -> tuple[type, ...]:
     """The dispatch mode classes `hop` has a rule for (torch 2.11-2.13: the classes among the
     keys of HigherOrderOperator.python_key_table, filled by py_impl and py_functionalize_impl)."""

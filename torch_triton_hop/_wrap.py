@@ -175,28 +175,36 @@ def _launch_slowly(wrapper: TritonKernelWrapper, grid: Any, args: tuple, kwargs:
             raise
         result = _REFUSED  # raised below, outside this handler: torch's message names internals
     if result is _REFUSED:
-        mode = next((m for m in reversed(_compat.dispatch_modes())
-                     if not getattr(m, "supports_higher_order_operators", False)), None)
-        raise_unsupported(f"a launch of {_compat.python_function(base_kernel(wrapper.kernel)).__name__} under the "
-                          f"TorchDispatchMode {type(mode).__name__}, which takes no higher-order operators, inside "
-                          "a mode that records the launch (make_fx, fake tensors, functionalization)",
-                          why="The launch is one higher-order operator call that each mode sees in turn",
-                          fix=f"Set supports_higher_order_operators = True on {type(mode).__name__} and pass "
-                              "such calls on (return func(*args, **kwargs)), or launch outside it")
+        _refused_by_a_mode(wrapper)
     if result is NotImplemented:
         # A mode that takes higher-order operators declined this one (FlopCounterMode does
-        # for any it does not count): nothing ran. With real tensors the kernel launches
-        # directly, as triton's own launch does under that mode.
-        if not (wrapper.launch_directly and _plain_tensors(args, kwargs)
-                and not _compat.functorch_interpreter_active()):
-            mode = next((m for m in reversed(_compat.dispatch_modes())
-                         if getattr(m, "supports_higher_order_operators", False)), None)
-            raise_unsupported(f"a launch of {_compat.python_function(base_kernel(wrapper.kernel)).__name__} that "
-                              f"the TorchDispatchMode {type(mode).__name__} declined (returned NotImplemented)",
-                              why="Nothing else ran the kernel, and its tensors are not plain tensors",
-                              fix="Launch it outside that mode")
-        return _launch(wrapper, grid, args, kwargs)
+        # for those it does not count), so nothing ran: with real tensors, the launch again
+        # without the modes, as triton's own launch runs under that mode.
+        if not _plain_tensors(args, kwargs) or _compat.functorch_interpreter_active():
+            _declined_by_a_mode(wrapper)
+        with _compat.dispatch_modes_disabled():
+            return _launch_slowly(wrapper, grid, args, kwargs)
     return result
+
+
+def _refused_by_a_mode(wrapper: TritonKernelWrapper) -> None:
+    mode = next((m for m in reversed(_compat.dispatch_modes())
+                 if not getattr(m, "supports_higher_order_operators", False)), None)
+    raise_unsupported(f"a launch of {_compat.python_function(base_kernel(wrapper.kernel)).__name__} under the "
+                      f"TorchDispatchMode {type(mode).__name__}, which takes no higher-order operators, inside a "
+                      "mode that records the launch (make_fx, fake tensors, functionalization)",
+                      why="The launch is one higher-order operator call that each mode sees in turn",
+                      fix=f"Set supports_higher_order_operators = True on {type(mode).__name__} and pass such "
+                          "calls on (return func(*args, **kwargs)), or launch outside it")
+
+
+def _declined_by_a_mode(wrapper: TritonKernelWrapper) -> None:
+    mode = next((m for m in reversed(_compat.dispatch_modes())
+                 if getattr(m, "supports_higher_order_operators", False)), None)
+    raise_unsupported(f"a launch of {_compat.python_function(base_kernel(wrapper.kernel)).__name__} that the "
+                      f"TorchDispatchMode {type(mode).__name__} declined (it returned NotImplemented)",
+                      why="Nothing else ran the kernel, and its tensors are not plain tensors",
+                      fix="Launch it outside that mode")
 
 
 def _launch(wrapper: TritonKernelWrapper, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
