@@ -121,6 +121,23 @@ def test_a_mode_that_knows_no_higher_order_operators_inside_make_fx_is_a_clear_e
         make_fx(f)(torch.ones(8))
 
 
+@pytest.mark.parametrize("transform", ["vmap", "grad", "jvp"])
+def test_a_launch_under_a_torch_func_transform_is_a_clear_error(transform):
+    def scaled(x):
+        out = x.clone()
+        K.scale_inplace[(1,)](out, 8, 3.0, BLOCK=16)
+        return out
+
+    x = torch.ones(2, 8)
+    with pytest.raises(UnsupportedTritonKernelError, match=f"a launch of scale_inplace under torch.func.{transform}"):
+        if transform == "vmap":
+            torch.func.vmap(scaled)(x)
+        elif transform == "grad":
+            torch.func.grad(lambda t: scaled(t).sum())(x[0])
+        else:
+            torch.func.jvp(scaled, (x[0],), (torch.ones(8),))
+
+
 def test_decorator_and_call_forms_agree():
     wrapped = wrap_triton(K.add_kernel)
     assert wrap_triton(wrapped) is wrapped

@@ -72,6 +72,14 @@ def dispatch_modes_disabled() -> Any:
     return _disable_current_modes()
 
 
+def register_transform_rule(hop: Any, transform: str, rule: Any) -> None:
+    """`rule(interpreter, **kwargs)` for `hop` under a torch.func transform ("Vmap", "Grad",
+    "Jvp"); torch 2.11-2.13: HigherOrderOperator.py_impl(torch._C._functorch.TransformType.X)."""
+    from torch._C._functorch import TransformType
+
+    hop.py_impl(getattr(TransformType, transform))(rule)
+
+
 def hop_mode_types(hop: Any) -> tuple[type, ...]:
     """The dispatch mode classes `hop` has a rule for (torch 2.11-2.13: the classes among the
     keys of HigherOrderOperator.python_key_table, filled by py_impl and py_functionalize_impl)."""

@@ -392,6 +392,28 @@ for _mode in _compat.checkpoint_modes():
     triton_kernel_wrapper_functional.py_impl(_mode)(_functional_under_checkpoint)
 
 
+def _under_a_transform(transform: str, fix: str) -> Any:
+    def refuse(interpreter: Any, **node_kwargs: Any) -> None:
+        name = kernel_key_name(node_kwargs["kernel"]).rpartition(".")[2]
+        raise_unsupported(f"a launch of {name} under {transform}",
+                          why="A Triton kernel runs on the tensors it is given: it has no batching rule and no "
+                              "derivative the package could know", fix=fix)
+    return refuse
+
+
+# torch.func's transforms other than functionalize (which has its own rules above): without
+# these, dispatch fails with a KeyError naming the transform.
+for _transform, _name, _fix in (
+        ("Vmap", "torch.func.vmap", "Launch it outside vmap, on the whole batch or in a loop over it"),
+        ("Grad", "torch.func.grad (or vjp, jacrev)",
+         "Give it a derivative: a torch.autograd.Function whose backward launches your backward kernel, "
+         "called outside the transform or with torch.autograd.grad"),
+        ("Jvp", "torch.func.jvp (or jacfwd)",
+         "Give it a derivative: a torch.autograd.Function with a jvp, or compute it outside the transform")):
+    for _hop in (triton_kernel_wrapper_mutation, triton_kernel_wrapper_functional):
+        _compat.register_transform_rule(_hop, _transform, _under_a_transform(_name, _fix))
+
+
 def tensors_accessed(kernel: str, constant_args: str, configs: str, kwargs: dict[str, Any]) -> Any:
     """The tensor arguments the kernel reads and writes (``.reads`` / ``.writes``, parameter order).
 
