@@ -54,6 +54,8 @@ __all__ = [
 # (torch.utils._python_dispatch) cost microseconds each.
 dispatch_mode_stack_depth = torch._C._len_torch_dispatch_stack
 torch_function_mode_enabled = torch._C._is_torch_function_mode_enabled
+dispatch_keys = torch._C._dispatch_keys
+_peek_functorch_interpreter = torch._C._functorch.peek_interpreter_stack
 
 
 def dispatch_modes() -> list[Any]:
@@ -84,8 +86,6 @@ def hop_mode_types(hop: Any) -> tuple[type, ...]:
     """The dispatch mode classes `hop` has a rule for (torch 2.11-2.13: the classes among the
     keys of HigherOrderOperator.python_key_table, filled by py_impl and py_functionalize_impl)."""
     return tuple(key for key in hop.python_key_table if isinstance(key, type))
-dispatch_keys = torch._C._dispatch_keys
-_peek_functorch_interpreter = torch._C._functorch.peek_interpreter_stack
 
 
 # torch 2.13 asks a HOP for the tensors to dispatch on (HigherOrderOperator._get_overloaded_args);
