@@ -404,6 +404,36 @@ def timed_steps(step, n):
     return (time.perf_counter() - start) / n * 1e3
 
 
+def synced_ms(step, n):
+    """ms per step when each step waits for the GPU before the next begins, as a loop that reads
+    the loss every step does: the host's time per step is then no longer hidden behind the GPU's."""
+    sync()
+    start = time.perf_counter()
+    for _ in range(n):
+        step()
+        sync()
+    return (time.perf_counter() - start) / n * 1e3
+
+
+def synchronising_calls(step) -> int:
+    """How many calls of one step make the host wait for the GPU (CUDA's sync debug mode, which
+    warns at each; it is a prototype and may miss some)."""
+    import warnings
+
+    if DEVICE != "cuda":
+        return None
+    sync()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            step()
+        finally:
+            torch.cuda.set_sync_debug_mode(0)
+    sync()
+    return sum("called a synchronizing" in str(w.message) for w in caught)
+
+
 def host_ms(step, n=5):
     """Median wall time for one step's host side to return, the device idle at its start: where
     it nears the step's time, the host (Python, guards, launches) bounds the step, not the GPU."""
@@ -937,6 +967,11 @@ def run(args):
         k = i % len(args.paths)
         for path in args.paths[k:] + args.paths[:k]:
             times[path].append(timed_steps(steps[path], args.steps_per_round))
+    synced_times = {path: [] for path in args.paths}
+    for i in range(args.rounds if args.synced else 0):  # the same rotation, each step waited for
+        k = i % len(args.paths)
+        for path in args.paths[k:] + args.paths[:k]:
+            synced_times[path].append(synced_ms(steps[path], args.steps_per_round))
     recompiled = dynamo_counters()["unique_graphs"] - graphs_before
     if args.fsdp:  # each round: the slowest rank's time (collectives keep them in step)
         every = gather(times)
@@ -955,11 +990,17 @@ def run(args):
         entry.update({"ms_per_step": round(ms, 3), "ms_per_step_rounds": [round(t, 3) for t in times[path]],
                       "host_ms_per_step": host_ms(steps[path]),
                       "tokens_per_s": round(tokens / ms * 1e3), **peak})
+        if args.synced:
+            entry.update({"synced_ms_per_step": round(statistics.median(synced_times[path]), 3),
+                          "synchronising_calls_per_step": synchronising_calls(steps[path])})
     results["ratios"] = {}
     for a, b in (("ours", "builtin"), ("ours", "plain"), ("builtin", "plain"), ("ours_hf_rope", "plain"),
                  ("ours", "ours_hf_rope")):
         if a in times and b in times:
             results["ratios"][f"{a}/{b}"] = round(statistics.median(x / y for x, y in zip(times[a], times[b])), 4)
+            if args.synced:
+                results["ratios"][f"synced {a}/{b}"] = round(statistics.median(
+                    x / y for x, y in zip(synced_times[a], synced_times[b])), 4)
     results["recompiles_during_timing"] = recompiled
 
     if args.profile:
@@ -1008,6 +1049,10 @@ def print_summary(results, args):
         print(f"{path:12s} | {e['ms_per_step']:9.2f} | {e['host_ms_per_step']:7.2f} | {e['tokens_per_s']:10d} | {peak_step:>13s} | {peak:>9s} | "
               f"{e['first_step_s']:10.1f} | {e['graph_breaks']:6d} | {e['graphs']:6d} | {launches:>19s} | {per_step:8d} | "
               f"{'ok' if e['losses_agree'] else 'DISAGREE'} ({e['max_loss_diff_vs_eager']:.1e})")
+    for path, e in results["paths"].items():
+        if "synced_ms_per_step" in e:
+            print(f"{path:12s} | each step waited for: {e['synced_ms_per_step']:.2f} ms/step; calls in a step that "
+                  f"wait for the GPU: {e['synchronising_calls_per_step']}")
     print("ratios (median of per-round ratios): "
           + ", ".join(f"{k} {v:.3f}" for k, v in results["ratios"].items()))
     for failure in results["failures"]:
@@ -1041,6 +1086,9 @@ def parse_args(argv=None):
                         help="keep inductor's caches on (default: off, so that each path's first step compiles cold)")
     parser.add_argument("--show-builtin-warnings", action="store_true",
                         help="let the warnings of torch's user-kernel support through (default: counted, summarised)")
+    parser.add_argument("--synced", action="store_true",
+                        help="GPU: also time rounds where each step waits for the GPU (as a loop reading the loss "
+                             "each step), and count the calls in a step that make the host wait for the GPU")
     parser.add_argument("--json", help="write the results here (rewritten after each path compiles)")
     parser.add_argument("--profile", help="write torch.profiler tables (top kernels by GPU time) here, per path")
     parser.add_argument("--profile-steps", type=int, default=3)
