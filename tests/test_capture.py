@@ -1,5 +1,6 @@
 """make_fx, torch.export (strict and non-strict, save / load) and torch.compile capture wrapped kernels."""
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -12,8 +13,9 @@ from expecttest import TestCase
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from torch_triton_hop import wrap_triton
+from torch_triton_hop._compat_dynamo import raw_kernels_as_on_a_gpu
 
-from core_kernels import add_kernel, scale_inplace
+from core_kernels import add_kernel, add_autotuned, mul_kernel, scale_inplace
 
 pytestmark = pytest.mark.interpreter  # launches kernels on CPU tensors
 
@@ -152,3 +154,90 @@ class TestCompile(TestCase):
         for n in (9, 40):
             x, y = torch.randn(n), torch.randn(n)
             torch.testing.assert_close(compiled(x, y), expected(x, y))
+
+
+def launch(kernel, x, y):
+    out = torch.empty_like(x)
+    kernel[lambda meta: ((meta["n"] + meta["BLOCK"] - 1) // meta["BLOCK"],)](x, y, out, x.numel(), BLOCK=16)
+    return out
+
+
+def launch_wrapped_here(kernel, x, y):
+    return launch(wrap_triton(kernel), x, y)
+
+
+GLOBAL_KERNEL = wrap_triton(add_kernel)
+
+
+def launch_global(x, y):
+    return launch(GLOBAL_KERNEL, x, y)
+
+
+class KernelModule(torch.nn.Module):
+    def __init__(self, kernel):
+        super().__init__()
+        self.kernel = kernel
+
+    def forward(self, x, y):
+        return launch(self.kernel, x, y)
+
+
+class CountingBackend:
+    def __init__(self):
+        self.graphs = 0
+
+    def __call__(self, gm, example_inputs):
+        self.graphs += 1
+        return gm.forward
+
+
+class TestCompiledCodeLaunchesTheKernelOfTheCall(TestCase):
+    """Compiled code launches the kernel the wrapper holds at each call. Before, another
+    kernel reached in the same place launched the first one (a silent wrong result)."""
+
+    def setUp(self):
+        torch._dynamo.reset()
+
+    def test_another_wrapper_passed_as_an_argument(self):
+        compiled = torch.compile(launch, backend="aot_eager")
+        torch.testing.assert_close(compiled(wrap_triton(add_kernel), X, Y), X + Y)
+        torch.testing.assert_close(compiled(wrap_triton(mul_kernel), X, Y), X * Y)
+        torch.testing.assert_close(compiled(wrap_triton(add_autotuned), X, Y), X + Y)
+
+    def test_a_global_wrapper_rebound(self):
+        global GLOBAL_KERNEL
+        compiled = torch.compile(launch_global, backend="aot_eager")
+        try:
+            torch.testing.assert_close(compiled(X, Y), X + Y)
+            GLOBAL_KERNEL = wrap_triton(mul_kernel)
+            torch.testing.assert_close(compiled(X, Y), X * Y)
+        finally:
+            GLOBAL_KERNEL = wrap_triton(add_kernel)
+
+    def test_a_module_whose_kernel_attribute_is_set_again(self):
+        module = KernelModule(wrap_triton(add_kernel))
+        compiled = torch.compile(module, backend="aot_eager")
+        torch.testing.assert_close(compiled(X, Y), X + Y)
+        module.kernel = wrap_triton(mul_kernel)
+        torch.testing.assert_close(compiled(X, Y), X * Y)
+
+    def test_a_raw_kernel_argument_wrapped_in_the_compiled_code(self):
+        """torch's documented pattern with the kernel as an argument; on CPU Dynamo holds the raw
+        kernel as a plain object, on a GPU as its TritonKernelVariable (reproduced here)."""
+        for gpu_like in (False, True):
+            torch._dynamo.reset()
+            with raw_kernels_as_on_a_gpu() if gpu_like else contextlib.nullcontext():
+                compiled = torch.compile(launch_wrapped_here, backend="aot_eager")
+                torch.testing.assert_close(compiled(add_kernel, X, Y), X + Y)
+                torch.testing.assert_close(compiled(mul_kernel, X, Y), X * Y)
+
+    def test_a_new_wrapper_of_the_same_kernel_reuses_the_compiled_code(self):
+        """The guards are on the wrapper's kernel and settings, not on the wrapper object: a
+        wrapper made for each call does not recompile; other settings do."""
+        backend = CountingBackend()
+        compiled = torch.compile(launch, backend=backend)
+        for _ in range(3):
+            torch.testing.assert_close(compiled(wrap_triton(add_kernel), X, Y), X + Y)
+        self.assertEqual(backend.graphs, 1)
+        torch.testing.assert_close(compiled(wrap_triton(add_kernel, writes=["out_ptr"]), X, Y), X + Y)
+        self.assertEqual(backend.graphs, 2)

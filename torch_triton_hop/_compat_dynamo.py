@@ -8,7 +8,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
-__all__ = ["observed_key_error", "observed_exception_argument", "raw_kernels_as_on_a_gpu"]
+__all__ = ["observed_key_error", "observed_exception_argument", "guard_identity", "guard_constant",
+           "raw_kernels_as_on_a_gpu"]
 
 
 def observed_key_error() -> type[BaseException]:
@@ -34,6 +35,36 @@ def observed_exception_argument(error: BaseException) -> Any:
     if isinstance(value, VariableTracker):
         return value.as_python_constant() if value.is_python_constant() else None
     return value
+
+
+def guard_identity(variable: Any, attribute: str | None = None) -> bool:
+    """Makes the code Dynamo compiles hold only while the object `variable` (a VariableTracker)
+    came from, or its `attribute`, is the same object as now. False where Dynamo has no source
+    for it (nothing to guard: a value made in the compiled code).
+
+    torch 2.11-2.13: ``install_guard(source.make_guard(GuardBuilder.ID_MATCH))``, with
+    ``AttrSource`` for an attribute.
+    """
+    return _guard(variable, attribute, "ID_MATCH")
+
+
+def guard_constant(variable: Any, attribute: str) -> bool:
+    """As guard_identity, for an attribute holding a constant (None, an int, a tuple of str):
+    the code holds while it compares equal. torch 2.11-2.13: GuardBuilder.CONSTANT_MATCH."""
+    return _guard(variable, attribute, "CONSTANT_MATCH")
+
+
+def _guard(variable: Any, attribute: str | None, kind: str) -> bool:
+    from torch._dynamo.guards import GuardBuilder, install_guard
+    from torch._dynamo.source import AttrSource
+
+    source = getattr(variable, "source", None)
+    if source is None:
+        return False
+    if attribute is not None:
+        source = AttrSource(source, attribute)
+    install_guard(source.make_guard(getattr(GuardBuilder, kind)))
+    return True
 
 
 @contextlib.contextmanager

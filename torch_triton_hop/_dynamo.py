@@ -211,17 +211,40 @@ class DynamoTritonHOPifier(TritonHOPifier):
         return _compat.dynamo_variables().ConstantVariable.create(None)
 
 
+# [Note: What the compiled code is guarded on]
+# The graph Dynamo records names the launched kernel by its side-table key, read from the
+# wrapper at capture. Dynamo guards what it traces itself, but the wrapper reaches us as a
+# Python object whose `kernel` we read directly, and Dynamo's own guard on it is on its type
+# only: without guards of ours, rebinding a global wrapper, setting a module's kernel
+# attribute, or passing another wrapper as an argument kept launching the first kernel (a
+# silent wrong result). So the code is guarded on the wrapper's kernel (identity) and its
+# settings (writes, interpreter_config), not on the wrapper object: a new wrapper of the same
+# kernel with the same settings reuses the compiled code. A raw kernel Dynamo holds as a plain
+# object (the interpreter, wrap_triton(kernel) in the compiled code) is guarded on its identity.
+
+
 def _wrapped_kernel(tx: Any, wrapper_vt: Any) -> tuple[Any, Any, Any]:
     """(kernel, writes, interpreter_config) of the wrapper Dynamo holds as wrapper_vt. A wrapper
     of a wrapper (``wrap_triton(already_wrapped)`` in the compiled code) gives the innermost
     kernel, with the settings of the outermost wrapper that sets them, as eager wrap_triton does."""
     wrapper = getattr(wrapper_vt, "value", None)
     if wrapper is not None and "kernel" in getattr(wrapper, "__dict__", {}):
-        # a wrapper made outside the compiled code
+        # A wrapper made outside the compiled code, read here as a Python object: the compiled
+        # code launches this kernel, so it must hold only while the wrapper holds it.
+        # See [Note: What the compiled code is guarded on].
         kernel, writes, interpreter_config = wrapper.kernel, wrapper.writes, wrapper.interpreter_config
+        _compat_dynamo.guard_identity(wrapper_vt, "kernel")
+        _compat_dynamo.guard_constant(wrapper_vt, "writes")
+        if isinstance(interpreter_config, dict):  # no equality guard for a dict: the wrapper itself
+            _compat_dynamo.guard_identity(wrapper_vt)
+        else:
+            _compat_dynamo.guard_constant(wrapper_vt, "interpreter_config")
         kernel_vt = None
     else:  # made inside it: Dynamo holds its attributes
         kernel_vt = wrapper_vt.var_getattr(tx, "kernel")
+        # Dynamo guards a raw kernel it holds as its TritonKernelVariable (on a GPU) on its
+        # identity, but one it holds as a plain object (the interpreter) only on its type.
+        _compat_dynamo.guard_identity(kernel_vt)
         # Dynamo wraps JITFunctions in its own TritonKernelVariable (.kernel), others in .value.
         kernel = getattr(kernel_vt, "kernel", getattr(kernel_vt, "value", None))
         if kernel is None and kernel_vt.is_python_constant():  # a plain function, None: for the error
