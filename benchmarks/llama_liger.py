@@ -395,23 +395,17 @@ def make_step(model, state, args, float_arguments, compiled=True, backend=None):
     return step
 
 
-def timed_steps(step, n):
+def timed_steps(step, n, synced=False):
+    """ms per step of n steps. synced: each step waits for the GPU before the next begins, as a
+    loop that reads the loss every step does; the host's time per step is then no longer hidden
+    behind the GPU's."""
     sync()
     start = time.perf_counter()
     for _ in range(n):
         step()
+        if synced:
+            sync()
     sync()
-    return (time.perf_counter() - start) / n * 1e3
-
-
-def synced_ms(step, n):
-    """ms per step when each step waits for the GPU before the next begins, as a loop that reads
-    the loss every step does: the host's time per step is then no longer hidden behind the GPU's."""
-    sync()
-    start = time.perf_counter()
-    for _ in range(n):
-        step()
-        sync()
     return (time.perf_counter() - start) / n * 1e3
 
 
@@ -971,7 +965,7 @@ def run(args):
     for i in range(args.rounds if args.synced else 0):  # the same rotation, each step waited for
         k = i % len(args.paths)
         for path in args.paths[k:] + args.paths[:k]:
-            synced_times[path].append(synced_ms(steps[path], args.steps_per_round))
+            synced_times[path].append(timed_steps(steps[path], args.steps_per_round, synced=True))
     recompiled = dynamo_counters()["unique_graphs"] - graphs_before
     if args.fsdp:  # each round: the slowest rank's time (collectives keep them in step)
         every = gather(times)
