@@ -9,6 +9,7 @@ import textwrap
 import pytest
 import torch
 import triton
+import triton.language as tl
 from expecttest import TestCase
 from torch.fx.experimental.proxy_tensor import make_fx
 
@@ -241,3 +242,53 @@ class TestCompiledCodeLaunchesTheKernelOfTheCall(TestCase):
         self.assertEqual(backend.graphs, 1)
         torch.testing.assert_close(compiled(wrap_triton(add_kernel, writes=["out_ptr"]), X, Y), X + Y)
         self.assertEqual(backend.graphs, 2)
+
+
+SHIFT = 1
+
+
+@triton.jit
+def shift_kernel(x_ptr, out_ptr, n, SHIFT_BY: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + SHIFT_BY, mask=mask)
+
+
+shift_by_global = wrap_triton(triton.heuristics({"SHIFT_BY": lambda args: SHIFT})(shift_kernel))
+# A heuristic that reads data: under torch.compile it runs on fake tensors, which have none.
+shift_by_address = wrap_triton(triton.heuristics({"SHIFT_BY": lambda args: args["x_ptr"].data_ptr() % 1 + 7})(
+    shift_kernel))
+
+
+def shift(kernel, x):
+    out = torch.empty_like(x)
+    kernel[((x.numel() + 15) // 16,)](x, out, x.numel(), BLOCK=16)
+    return out
+
+
+class TestHeuristicsUnderCompile(TestCase):
+    def setUp(self):
+        torch._dynamo.reset()
+
+    def test_a_global_a_heuristic_reads_guards_the_compiled_code(self):
+        """Dynamo traces the heuristic, as torch's own front end does: the global it reads is guarded."""
+        global SHIFT
+        compiled = torch.compile(shift, backend="aot_eager", fullgraph=True)
+        try:
+            torch.testing.assert_close(compiled(shift_by_global, X), X + 1)
+            SHIFT = 5
+            torch.testing.assert_close(compiled(shift_by_global, X), X + 5)
+        finally:
+            SHIFT = 1
+
+    def test_a_heuristic_that_cannot_run_at_capture_is_a_clear_error_or_a_graph_break(self):
+        """fullgraph=True: an error naming the heuristic and why. Without it, the graph breaks at
+        the launch, which runs eagerly (before: a RecursionError)."""
+        with self.assertRaisesRegex(Exception, r"<lambda>, a heuristic or pruning function of the kernel, raised "
+                                               r"RuntimeError.*fake tensors and symbolic sizes"):
+            torch.compile(shift, backend="aot_eager", fullgraph=True)(shift_by_address, X)
+        torch._dynamo.reset()
+        breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
+        torch.testing.assert_close(torch.compile(shift, backend="aot_eager")(shift_by_address, X), X + 7)
+        self.assertGreater(sum(torch._dynamo.utils.counters["graph_break"].values()), breaks)
+

@@ -8,8 +8,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
-__all__ = ["observed_key_error", "observed_exception_argument", "guard_identity", "guard_constant",
-           "raw_kernels_as_on_a_gpu"]
+__all__ = ["observed_key_error", "observed_exception_argument", "untraceable_errors", "guard_identity",
+           "guard_constant", "raw_kernels_as_on_a_gpu"]
 
 
 def observed_key_error() -> type[BaseException]:
@@ -35,6 +35,15 @@ def observed_exception_argument(error: BaseException) -> Any:
     if isinstance(value, VariableTracker):
         return value.as_python_constant() if value.is_python_constant() else None
     return value
+
+
+def untraceable_errors() -> tuple[type[BaseException], ...]:
+    """What Dynamo raises, in its own code, where it cannot trace a call (Unsupported) or where
+    the traced user code raised (ObservedException, with the user's exception as a Dynamo
+    variable). torch 2.11-2.13: torch._dynamo.exc.Unsupported, ObservedException."""
+    from torch._dynamo.exc import ObservedException, Unsupported
+
+    return Unsupported, ObservedException
 
 
 def guard_identity(variable: Any, attribute: str | None = None) -> bool:

@@ -49,6 +49,19 @@ class _DynamoEntry(_compat.HigherOrderOperator):
 dynamo_entry = _DynamoEntry()
 
 
+def _run_eagerly_where_dynamo_breaks_the_graph() -> None:
+    """Where _entry_call_function refuses a launch without fullgraph, Dynamo breaks the graph and
+    runs ``dynamo_entry(...)`` itself. That call must launch eagerly. Left to Dynamo, its frames
+    were compiled again: ``wrapper[grid]`` saw Dynamo compiling, gave ``dynamo_entry`` back, and
+    the refused launch recursed until Python's limit (a RecursionError instead of the graph
+    break). Disabled here, at the first capture (torch.compiler.disable imports Dynamo, which
+    importing this package must not), the call and everything under it run as Python."""
+    if not getattr(_DynamoEntry.__call__, "_torch_triton_hop_eager", False):
+        call = torch.compiler.disable(_DynamoEntry.__call__)
+        call._torch_triton_hop_eager = True
+        _DynamoEntry.__call__ = call
+
+
 def _described(value: Any) -> Any:
     """A VariableTracker as the user's value where it has one (for messages), else itself."""
     try:
@@ -77,6 +90,8 @@ def _example_value(value: Any) -> Any:
         return value.as_proxy().node.meta["example_value"]
     if isinstance(value, vt.BaseListVariable):
         return type(value.python_type()())(_example_value(v) for v in value.items)
+    if isinstance(value, vt.UserDefinedObjectVariable):  # a triton.Config a pruning function returned
+        return value.value
     return value.as_python_constant()  # raises a clear NotImplementedError for anything else
 
 
@@ -135,7 +150,26 @@ class DynamoTritonHOPifier(TritonHOPifier):
             raise GridKeyError(None) from None
 
     def call_user_defined_fn(self, fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
-        return fn(*_example_value(list(args)), **_example_value(kwargs))
+        # Traced by Dynamo, as torch's own front end does, so that what a heuristic or pruning
+        # function reads besides its arguments (a global flag) guards the compiled code. One
+        # Dynamo cannot trace, or that raises, runs on the example values instead: unguarded,
+        # or raising the user's own exception. See [Note: What the compiled code is guarded on].
+        try:
+            return self._build(fn).call_function(
+                self.tx, [self._build(a) for a in args], {k: self._build(v) for k, v in kwargs.items()})
+        except _compat_dynamo.untraceable_errors():
+            pass
+        try:
+            return fn(*_example_value(list(args)), **_example_value(kwargs))
+        except Exception as e:  # noqa: BLE001: the user's function, on values it may not expect
+            message = str(e).strip().splitlines()
+            self.raise_unsupported(
+                f"{getattr(fn, '__qualname__', type(fn).__name__)}, a heuristic or pruning function of the kernel, "
+                f"raised {type(e).__name__}{': ' + message[0][:200] if message else ''}",
+                why="Under torch.compile it runs once, when the launch is captured, on the call's arguments as fake "
+                    "tensors and symbolic sizes: they have no data and no data pointers",
+                fix="Read only sizes, strides, dtypes and Python values in it, or launch the kernel outside the "
+                    "compiled code")
 
     def as_python_constant(self, value: Any, what: str) -> Any:
         value = _example_value(value)
@@ -221,6 +255,8 @@ class DynamoTritonHOPifier(TritonHOPifier):
 # settings (writes, interpreter_config), not on the wrapper object: a new wrapper of the same
 # kernel with the same settings reuses the compiled code. A raw kernel Dynamo holds as a plain
 # object (the interpreter, wrap_triton(kernel) in the compiled code) is guarded on its identity.
+# Heuristics and pruning functions are traced by Dynamo (call_user_defined_fn), which guards
+# what they read besides the call's arguments; one it cannot trace runs unguarded, as before.
 
 
 def _wrapped_kernel(tx: Any, wrapper_vt: Any) -> tuple[Any, Any, Any]:
@@ -271,6 +307,7 @@ def _python_type(vt: Any) -> Any:
 
 
 def _entry_call_function(tx: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    _run_eagerly_where_dynamo_breaks_the_graph()
     wrapper_vt, grid_vt, *kernel_args = args
     kernel, writes, interpreter_config = _wrapped_kernel(tx, wrapper_vt)
     if not _compat.is_triton_kernel(kernel):
