@@ -8,9 +8,10 @@
 # writes one ``user_triton_kernel_mutation`` node into the Dynamo graph. AOTAutograd
 # then functionalizes it with the rules in _hops.py, like any make_fx trace.
 # Context: Dynamo would otherwise inline our Python and triton's autotuner, and
-# graph-break inside triton. Grid lambdas are traced by Dynamo (they build SymInt
-# expressions); heuristics and pruning functions run on example values (fake tensors,
-# SymInts, whose use adds shape guards), as in make_fx.
+# graph-break inside triton. Grid lambdas and heuristics are traced by Dynamo (they build
+# SymInt expressions, and what they read guards the code); a function Dynamo cannot trace
+# (pruning functions: their configs) runs on example values (fake tensors, SymInts, whose
+# use adds shape guards), as in make_fx. See [Note: What the compiled code is guarded on].
 # A wrapper made inside the compiled code (torch.library.wrap_triton's documented pattern,
 # `wrap_triton(kernel)[grid](...)` in the compiled function) is a new object Dynamo tracks:
 # _entry_call_function reads its kernel from Dynamo's variables and makes a wrapper of its
