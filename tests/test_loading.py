@@ -163,3 +163,50 @@ def test_exporting_a_kernel_only_this_process_can_import_warns_at_export(strict)
     with pytest.warns(UserWarning, match=r"launches kernel '.*local_copy', defined in a function's local scope, "
                                          r"which another process cannot import"):
         torch.export.export(Copy(), (torch.zeros(8),), strict=strict)
+
+
+# [Note: Copying and pickling a wrapper]: torch.save of objects that hold wrappers (a whole module).
+
+def load_pickled_and_run(tmp_path, path, env=None):
+    marker = tmp_path / "imported.txt"
+    script = textwrap.dedent(f"""
+        import torch, triton
+        try:
+            kernel = torch.load({str(path)!r}, weights_only=False)["kernel"]
+            x, out = torch.arange(20.0), torch.empty(20)
+            kernel[(triton.cdiv(20, 16),)](x, out, 20, BLOCK=16)
+            print("RESULT", type(kernel).__name__, kernel.writes, out.tolist())
+        except Exception as e:
+            print("ERROR", type(e).__name__, e)
+    """)
+    base = {k: v for k, v in os.environ.items() if k != "TORCH_TRITON_HOP_KERNEL_MODULES"}
+    env = {**base, "PYTHONPATH": HERE, "TTH_IMPORT_MARKER": str(marker), "TRITON_INTERPRET": "1", **(env or {})}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip().splitlines()[-1], marker.exists()
+
+
+def test_a_pickled_wrapper_finds_its_kernel_by_key_under_the_loading_rule(tmp_path):
+    """A pickled wrapper is its kernel's key and settings: another process finds the kernel when
+    its module is allowed (or imported), and imports nothing otherwise."""
+    import marker_kernels
+
+    path = tmp_path / "holder.pt"
+    torch.save({"kernel": wrap_triton(marker_kernels.add_one, writes=["out_ptr"])}, path)
+    line, imported = load_pickled_and_run(tmp_path, path)
+    assert line.startswith("ERROR KernelResolutionError") and "'marker_kernels', which is not imported" in line
+    assert not imported
+    line, imported = load_pickled_and_run(tmp_path, path, {"TORCH_TRITON_HOP_KERNEL_MODULES": "marker_kernels"})
+    assert line == "RESULT TritonKernelWrapper ('out_ptr',) " + str([float(i + 1) for i in range(20)])
+    assert imported
+
+
+def test_a_wrapper_of_a_kernel_no_module_holds_is_refused_when_pickled():
+    import pickle
+
+    import marker_kernels
+
+    ad_hoc = wrap_triton(triton.heuristics({"UNUSED": lambda args: 0})(marker_kernels.add_one))
+    with pytest.raises(pickle.PicklingError, match=r"cannot pickle the wrapper of kernel 'add_one': the object it wraps "
+                                                   r"is not an attribute of an importable module .*state_dict"):
+        pickle.dumps(ad_hoc)

@@ -147,6 +147,29 @@ def test_decorator_and_call_forms_agree():
     torch.testing.assert_close(out, x + y)
 
 
+class _HoldsAKernel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.kernel = wrap_triton(K.add_kernel)
+
+    def forward(self, x, y):
+        out = torch.empty_like(x)
+        self.kernel[(triton.cdiv(x.numel(), 16),)](x, y, out, x.numel(), BLOCK=16)
+        return out
+
+
+def test_a_deep_copied_module_shares_its_kernels():
+    """Kernels are code: a deep copy shares them as it shares functions (before: copies of the
+    kernel objects, each with caches of its own)."""
+    import copy
+
+    module = _HoldsAKernel()
+    copied = copy.deepcopy(module)
+    assert copied.kernel is module.kernel and copy.copy(module.kernel) is module.kernel
+    x, y = torch.randn(40), torch.randn(40)
+    torch.testing.assert_close(torch.compile(copied, backend="aot_eager")(x, y), x + y)
+
+
 def test_rejects_non_kernels_and_bad_writes():
     with pytest.raises(UnsupportedTritonKernelError, match=r"expected a @triton.jit kernel.*\(got 'function'\)"):
         wrap_triton(lambda: None)

@@ -149,6 +149,49 @@ class TritonKernelWrapper:
     def __repr__(self) -> str:
         return f"wrap_triton({self.kernel!r})"
 
+    # [Note: Copying and pickling a wrapper]
+    # A wrapper does not change after it is made, and its kernel is code: copy.copy and
+    # copy.deepcopy give the wrapper itself, so a deep-copied module shares its kernels as it
+    # shares its functions (before: a copy of the kernel object, with caches of its own).
+    # Pickled (torch.save of a whole module), a wrapper is its kernel's stable key and its
+    # settings. Unpickling finds the kernel by that key under the rule loading a saved program
+    # follows ([Note: Loading a program imports nothing unasked]). A kernel that another
+    # process could not find that way is refused when pickling, with what to do.
+    def __copy__(self) -> "TritonKernelWrapper":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "TritonKernelWrapper":
+        return self
+
+    def __reduce__(self) -> tuple:
+        return _unpickled_wrapper, (_findable_key(self.kernel), self.writes, self.interpreter_config)
+
+
+def _findable_key(kernel: Any) -> str:
+    """The kernel's stable key, if another process can find the kernel by it."""
+    import pickle
+
+    from ._side_table import compute_kernel_key, kernel_side_table
+    from .errors import KernelResolutionError
+
+    key = compute_kernel_key(kernel)
+    try:
+        kernel_side_table._resolve_by_import(key)
+    except KernelResolutionError:
+        fn = _compat.python_function(base_kernel(kernel))
+        raise pickle.PicklingError(
+            f"wrap_triton: cannot pickle the wrapper of kernel {fn.__qualname__!r}: the object it wraps is not an "
+            f"attribute of an importable module ({fn.__module__!r}), so another process could not find it. Keep "
+            "that object at module level (e.g. `my_kernel = triton.autotune(...)(kernel)` in the module), or save "
+            "the module's state_dict instead of the whole module.") from None
+    return key
+
+
+def _unpickled_wrapper(key: str, writes: Any, interpreter_config: Any) -> TritonKernelWrapper:
+    from ._side_table import kernel_side_table
+
+    return wrap_triton(kernel_side_table.get_kernel(key), writes=writes, interpreter_config=interpreter_config)
+
 
 def _build_launch(wrapper: TritonKernelWrapper, **options: Any) -> Any:
     """The wrapper's eager launch(grid, /, *args, **kwargs): the generated fast launch, handing
