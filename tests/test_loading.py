@@ -43,8 +43,7 @@ def save(tmp_path, edit_key=None, edit=None):
 
 
 def load_and_run(tmp_path, path, before_load="", env=None):
-    marker = tmp_path / "imported.txt"
-    script = textwrap.dedent(f"""
+    return run_fresh(tmp_path, f"""
         import torch, torch_triton_hop
         {before_load}
         ep = torch.export.load({str(path)!r})
@@ -54,10 +53,16 @@ def load_and_run(tmp_path, path, before_load="", env=None):
             print("RESULT", ep.module()(x).tolist())
         except Exception as e:
             print("ERROR", type(e).__name__, e)
-    """)
+    """, env)
+
+
+def run_fresh(tmp_path, script, env=None):
+    """Runs `script` in a fresh process: (its last line of output, whether it imported marker_kernels)."""
+    marker = tmp_path / "imported.txt"
     base = {k: v for k, v in os.environ.items() if k != "TORCH_TRITON_HOP_KERNEL_MODULES"}
     env = {**base, "PYTHONPATH": HERE, "TTH_IMPORT_MARKER": str(marker), "TRITON_INTERPRET": "1", **(env or {})}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600)
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, env=env,
+                          timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.strip().splitlines()[-1], marker.exists()
 
@@ -168,8 +173,7 @@ def test_exporting_a_kernel_only_this_process_can_import_warns_at_export(strict)
 # [Note: Copying and pickling a wrapper]: torch.save of objects that hold wrappers (a whole module).
 
 def load_pickled_and_run(tmp_path, path, env=None):
-    marker = tmp_path / "imported.txt"
-    script = textwrap.dedent(f"""
+    return run_fresh(tmp_path, f"""
         import torch, triton
         try:
             kernel = torch.load({str(path)!r}, weights_only=False)["kernel"]
@@ -178,12 +182,7 @@ def load_pickled_and_run(tmp_path, path, env=None):
             print("RESULT", type(kernel).__name__, kernel.writes, out.tolist())
         except Exception as e:
             print("ERROR", type(e).__name__, e)
-    """)
-    base = {k: v for k, v in os.environ.items() if k != "TORCH_TRITON_HOP_KERNEL_MODULES"}
-    env = {**base, "PYTHONPATH": HERE, "TTH_IMPORT_MARKER": str(marker), "TRITON_INTERPRET": "1", **(env or {})}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout.strip().splitlines()[-1], marker.exists()
+    """, env)
 
 
 def test_a_pickled_wrapper_finds_its_kernel_by_key_under_the_loading_rule(tmp_path):
