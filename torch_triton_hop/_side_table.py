@@ -404,6 +404,16 @@ class KernelSideTable:
                 self._key_by_id[id(kernel)] = key
         return kernel
 
+    def found_by_import(self, key: str) -> bool:
+        """Whether the kernel `key` names is found the way a loading process finds it: a
+        module-level attribute, of an importable module, whose key is `key` (pickling a wrapper
+        asks; see [Note: Copying and pickling a wrapper])."""
+        try:
+            self._resolve_by_import(key)
+        except KernelResolutionError:
+            return False
+        return True
+
     def _resolve_by_import(self, key: str) -> Any:
         """The kernel a key names, from a module the user imported or allowed.
 

@@ -18,7 +18,7 @@ from ._dynamo import dynamo_entry
 from ._fast_launch import fast_launcher
 from ._hopifier import check_eager_grid, check_eager_launch, no_grid_error, tracing_hopifier
 from ._hops import triton_kernel_wrapper_mutation
-from ._side_table import base_kernel
+from ._side_table import base_kernel, compute_kernel_key, kernel_side_table
 from .errors import raise_unsupported
 
 __all__ = ["wrap_triton", "TritonKernelWrapper"]
@@ -171,25 +171,18 @@ def _findable_key(kernel: Any) -> str:
     """The kernel's stable key, if another process can find the kernel by it."""
     import pickle
 
-    from ._side_table import compute_kernel_key, kernel_side_table
-    from .errors import KernelResolutionError
-
     key = compute_kernel_key(kernel)
-    try:
-        kernel_side_table._resolve_by_import(key)
-    except KernelResolutionError:
+    if not kernel_side_table.found_by_import(key):
         fn = _compat.python_function(base_kernel(kernel))
         raise pickle.PicklingError(
             f"wrap_triton: cannot pickle the wrapper of kernel {fn.__qualname__!r}: the object it wraps is not an "
             f"attribute of an importable module ({fn.__module__!r}), so another process could not find it. Keep "
             "that object at module level (e.g. `my_kernel = triton.autotune(...)(kernel)` in the module), or save "
-            "the module's state_dict instead of the whole module.") from None
+            "the module's state_dict instead of the whole module.")
     return key
 
 
 def _unpickled_wrapper(key: str, writes: Any, interpreter_config: Any) -> TritonKernelWrapper:
-    from ._side_table import kernel_side_table
-
     return wrap_triton(kernel_side_table.get_kernel(key), writes=writes, interpreter_config=interpreter_config)
 
 
