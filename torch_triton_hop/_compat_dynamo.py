@@ -9,7 +9,7 @@ import contextlib
 from typing import Any, Iterator
 
 __all__ = ["observed_key_error", "observed_exception_argument", "untraceable_errors", "guard_identity",
-           "guard_constant", "raw_kernels_as_on_a_gpu"]
+           "guard_constant", "raw_kernels_as_on_a_gpu", "enclosing_bodies"]
 
 
 def observed_key_error() -> type[BaseException]:
@@ -74,6 +74,24 @@ def _guard(variable: Any, attribute: str | None, kind: str) -> bool:
         source = AttrSource(source, attribute)
     install_guard(source.make_guard(getattr(GuardBuilder, kind)))
     return True
+
+
+def enclosing_bodies(tx: Any) -> list[tuple[Any, list[Any]]]:
+    """The bodies of higher-order operators (torch.cond's branches, a while_loop's body, a
+    checkpointed region) Dynamo is tracing at `tx`, innermost first: for each, the operator and
+    the example values of the body's tensor inputs (its arguments and the outer tensors it
+    reads). Empty at the top level.
+
+    torch 2.11-2.13: ``tx.output.tracers``, each a SubgraphTracer with ``source_target`` (the
+    operator) and placeholders holding meta["example_value"]; the first is the root tracer.
+    """
+    import torch
+
+    bodies = []
+    for tracer in reversed(tx.output.tracers[1:]):
+        inputs = [node.meta.get("example_value") for node in tracer.graph.find_nodes(op="placeholder")]
+        bodies.append((tracer.source_target, [t for t in inputs if isinstance(t, torch.Tensor)]))
+    return bodies
 
 
 @contextlib.contextmanager

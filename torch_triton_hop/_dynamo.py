@@ -29,9 +29,9 @@ import torch
 
 from . import _compat, _compat_dynamo, _compat_inductor, config
 from ._hopifier import GridKeyError, TritonHOPifier, grid_type_error, launching_kernel
-from ._hops import triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
+from ._hops import tensors_written, triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
 from ._package_digest import package_digest
-from ._side_table import TensorDescriptorSpec, base_kernel, kernel_side_table, module_constants
+from ._side_table import TensorDescriptorSpec, base_kernel, kernel_key_name, kernel_side_table, module_constants
 from .errors import KernelResolutionError, UnsupportedTritonKernelError, raise_unsupported
 
 __all__ = ["dynamo_entry", "DynamoTritonHOPifier"]
@@ -103,10 +103,7 @@ class DynamoTritonHOPifier(TritonHOPifier):
         self.tx = tx
 
     def raise_unsupported(self, what: str, got: Any = None, *, fix: str = "", why: str = "") -> NoReturn:
-        try:
-            raise_unsupported(what, _described(got), fix=fix, why=why)
-        except UnsupportedTritonKernelError as e:
-            _compat.dynamo_unimplemented(gb_type="wrap_triton: unsupported kernel call", explanation=str(e))
+        _refuse(what, _described(got), fix=fix, why=why)
 
     def _build(self, value: Any) -> Any:
         vt = _compat.dynamo_variables()
@@ -231,19 +228,86 @@ class DynamoTritonHOPifier(TritonHOPifier):
         return tensor, TensorDescriptorSpec(tuple(int(b) for b in block_shape))
 
     def call_HOP(self, *, kernel: str, constant_args: str, configs: str, grids: list, kwargs: dict) -> Any:
-        self.tx.output.create_proxy(
-            "call_function",
-            triton_kernel_wrapper_mutation,
-            (),
-            {
-                "kernel": kernel,
-                "constant_args": constant_args,
-                "configs": configs,
-                "grids": [_graph_value(self.tx, g) for g in grids],
-                "kwargs": {name: _graph_value(self.tx, v) for name, v in kwargs.items()},
-            },
-        )
+        node_kwargs = {
+            "kernel": kernel,
+            "constant_args": constant_args,
+            "configs": configs,
+            "grids": [_graph_value(self.tx, g) for g in grids],
+            "kwargs": {name: _graph_value(self.tx, v) for name, v in kwargs.items()},
+        }
+        self.tx.output.create_proxy("call_function", triton_kernel_wrapper_mutation, (), node_kwargs)
+        _record_the_writes(self.tx, node_kwargs)
         return _compat.dynamo_variables().ConstantVariable.create(None)
+
+
+# [Note: A launch inside torch.cond, while_loop, scan, map]
+# TL;DR: a launch in the body of a control-flow operator that writes an input of the body is
+# refused at capture, as Dynamo refuses `x.mul_(2)` there; the tensors a launch writes get
+# their version counters bumped, as an in-place torch op's fake run bumps them.
+# Context: torch's control-flow operators find the inputs a body writes from the schemas of
+# the torch ops in it. A launch is a higher-order op without a schema, so a kernel writing a
+# branch input was taken as pure, and torch.compile dropped the write: the input kept its old
+# values, a silent wrong result (torch's own wrap_triton does the same). Dynamo checks the fake
+# inputs' version counters when it has traced a body, and refuses writes where grad is on;
+# where it allows them (torch.cond, while_loop under no_grad) the operator's functionalization
+# still cannot see ours. So we refuse them ourselves, naming the kernel and the argument. The
+# version bump stays for Dynamo's other readers (a checkpointed region, an autograd.Function,
+# which handle a launch's writes as they do an in-place op's).
+def _record_the_writes(tx: Any, node_kwargs: dict[str, Any]) -> None:
+    example_kwargs = {name: _fx_example_value(value) for name, value in node_kwargs["kwargs"].items()}
+    written = tensors_written(node_kwargs["kernel"], node_kwargs["constant_args"], node_kwargs["configs"],
+                              example_kwargs)
+    bodies = [(call, inputs) for op, inputs in _compat_dynamo.enclosing_bodies(tx)
+              if (call := _control_flow_call(op)) is not None]
+    for name in written:
+        tensor = example_kwargs[name]
+        if not isinstance(tensor, torch.Tensor):
+            continue
+        versions = [[t._version for t in inputs] for _, inputs in bodies]
+        torch.autograd.graph.increment_version([tensor])
+        for (call, inputs), before in zip(bodies, versions):
+            if [t._version for t in inputs] != before:
+                kernel_name = kernel_key_name(node_kwargs["kernel"]).rpartition(".")[2]
+                _refuse(f"a launch of {kernel_name} inside {call} writes its argument '{name}', an input of "
+                        "the body (or a tensor from outside it)",
+                        why=f"{call} takes its body to be pure and would drop the write, so torch refuses an "
+                            "in-place op there too",
+                        fix="Write into a new tensor made in the body (torch.empty_like) and return it, "
+                            "or launch the kernel outside")
+
+
+# torch's control-flow operators, whose bodies must not write their inputs, by the name of the
+# operator in the graph: how the user calls each.
+_CONTROL_FLOW = {"cond": "torch.cond", "while_loop": "torch.while_loop", "while_loop_stack_output": "torch.while_loop",
+                 "scan": "torch._higher_order_ops.scan", "map_impl": "torch._higher_order_ops.map",
+                 "associative_scan": "torch._higher_order_ops.associative_scan"}
+
+
+def _control_flow_call(op: Any) -> str | None:
+    """How the user called `op` (a body's operator, from Dynamo) if it is a control-flow operator."""
+    name = getattr(op, "__name__", None)
+    if name in _CONTROL_FLOW and getattr(torch.ops.higher_order, name, None) is op:
+        return _CONTROL_FLOW[name]
+    return None
+
+
+def _refuse(what: str, got: Any = None, *, fix: str = "", why: str = "") -> NoReturn:
+    """raise_unsupported as Dynamo's own error, so the graph breaks (or fullgraph says why)."""
+    try:
+        raise_unsupported(what, got, fix=fix, why=why)
+    except UnsupportedTritonKernelError as e:
+        _compat.dynamo_unimplemented(gb_type="wrap_triton: unsupported kernel call", explanation=str(e))
+
+
+def _fx_example_value(value: Any) -> Any:
+    """A graph node argument (proxies and constants) as the values Dynamo traced it with."""
+    if isinstance(value, torch.fx.Proxy):
+        return value.node.meta["example_value"]
+    if isinstance(value, (list, tuple)):
+        return type(value)(_fx_example_value(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _fx_example_value(v) for k, v in value.items()}
+    return value
 
 
 # [Note: What the compiled code is guarded on]
@@ -358,6 +422,7 @@ def _mutation_call_function(tx: Any, args: list[Any], kwargs: dict[str, Any]) ->
     """A graph that already holds the mutation HOP (``torch.compile(ep.module())``): keep the node."""
     node_kwargs = _recorded_node_kwargs(tx, triton_kernel_wrapper_mutation, args, kwargs, _NODE_KWARGS)
     tx.output.create_proxy("call_function", triton_kernel_wrapper_mutation, (), node_kwargs)
+    _record_the_writes(tx, node_kwargs)
     return _compat.dynamo_variables().ConstantVariable.create(None)
 
 

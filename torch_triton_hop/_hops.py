@@ -352,6 +352,11 @@ def _trace(mode: Any, hop: Any, node_kwargs: dict[str, Any]) -> Any:
     proxy_kwargs = pytree.tree_map(mode.tracer.unwrap_proxy, node_kwargs)
     name = kernel_key_name(node_kwargs["kernel"]).rpartition(".")[2] or hop.__name__
     proxy = mode.tracer.create_proxy("call_function", hop, (), proxy_kwargs, name=name)
+    if out is None:
+        # The mutation HOP returns nothing. torch.export's verifier wants a "val" on every
+        # call_function node; export fills it in on the top-level graph only, so a launch
+        # inside a torch.cond / while_loop branch was refused ("missing val field").
+        proxy.node.meta["val"] = None
     return _compat.track_tensor_tree(out, proxy, constant=None, tracer=mode.tracer)
 
 
