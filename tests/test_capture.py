@@ -254,9 +254,11 @@ class TestCompile(TestCase):
             torch.testing.assert_close(compiled(x, y), expected(x, y))
 
 
-def launch(kernel, x, y):
+def launch(kernel, x, y, block=16):
+    """block=None for an autotuned kernel, whose configs set BLOCK."""
     out = torch.empty_like(x)
-    kernel[lambda meta: ((meta["n"] + meta["BLOCK"] - 1) // meta["BLOCK"],)](x, y, out, x.numel(), BLOCK=16)
+    meta = {} if block is None else {"BLOCK": block}
+    kernel[lambda meta: ((meta["n"] + meta["BLOCK"] - 1) // meta["BLOCK"],)](x, y, out, x.numel(), **meta)
     return out
 
 
@@ -302,7 +304,7 @@ class TestCompiledCodeLaunchesTheKernelOfTheCall(TestCase):
         compiled = torch.compile(launch, backend="aot_eager")
         torch.testing.assert_close(compiled(wrap_triton(add_kernel), self.x, self.y), self.x + self.y)
         torch.testing.assert_close(compiled(wrap_triton(mul_kernel), self.x, self.y), self.x * self.y)
-        torch.testing.assert_close(compiled(wrap_triton(add_autotuned), self.x, self.y), self.x + self.y)
+        torch.testing.assert_close(compiled(wrap_triton(add_autotuned), self.x, self.y, None), self.x + self.y)
 
     def test_a_global_wrapper_rebound(self):
         global GLOBAL_KERNEL

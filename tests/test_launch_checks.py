@@ -401,6 +401,22 @@ def test_a_misspelled_keyword_is_refused_in_every_mode(mode):
         run_in(mode, launch_with((1,), "x", "out", "n", BLOKC=16), torch.zeros(8))
 
 
+add_one_tuned = wrap_triton(triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})],
+                                             key=["n"])(triton.jit(add_one_fn)))
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("mode", MODES)
+def test_an_argument_the_autotuner_sets_given_to_the_launch_is_refused_in_every_mode(mode):
+    """BLOCK=16 for a kernel whose configs tune BLOCK: triton refuses it ("Conflicting
+    meta-parameters", or on a GPU "got multiple values for argument 'BLOCK'" when the
+    compiled code launched it). Before, the interpreter's one config, BLOCK=16, agreed with the
+    call, so it ran on a CPU and failed only on a GPU."""
+    with refused(mode, r"kernel 'add_one_fn' got \['BLOCK'\], which its @triton.autotune configs set\. "
+                       r"Triton refuses .* Leave them out of the call"):
+        run_in(mode, launch((1,), kernel=add_one_tuned), torch.zeros(8))
+
+
 @pytest.mark.interpreter
 def test_eagerly_a_misspelled_parameter_with_a_default_is_refused_not_run_with_the_default():
     """Before: triton ignored `valeu=`, and the kernel added the default 1.0 instead of 5.0."""

@@ -22,7 +22,7 @@ import torch
 
 from . import _compat
 from ._hops import triton_kernel_wrapper_mutation
-from ._side_table import TensorDescriptorSpec, kernel_side_table, unwrap_user_object
+from ._side_table import TensorDescriptorSpec, kernel_layers, kernel_side_table, unwrap_user_object
 from .errors import raise_unsupported
 
 __all__ = ["TritonHOPifier", "TracingTritonHOPifier", "tracing_hopifier"]
@@ -198,6 +198,9 @@ class TritonHOPifier:
                 inner_heuristics.append(layer)
 
         combined = {**positional, **call_kwargs}
+        tuned = tuned_arguments_given(layers[:-1], combined)
+        if tuned:
+            self.raise_unsupported(**tuned_arguments_error(kernel_name, tuned))
         configs = self._configs(autotuner, inner_heuristics, positional, call_kwargs, param_names, base,
                                 descriptors)
         grids = [self._grid(grid, {**combined, **(c["kwargs"] if c else {})}, kernel_name)
@@ -622,6 +625,26 @@ def missing_arguments(layers: list[Any], given: dict[str, Any]) -> list[str]:
     return [p.name for p in _compat.kernel_params(base) if p.name not in supplied and not _has_default(base, p.name)]
 
 
+def tuned_arguments_given(layers: list[Any], given: dict[str, Any]) -> list[str]:
+    """Arguments of a launch (`layers`: the kernel's autotune / heuristics layers; `given`: by position and by name, and what heuristics above the
+    autotuner set) that an autotune config sets too. triton launches with the call's arguments
+    and the chosen config's (Autotuner.run: ``fn.run(*args, **kwargs, **config.all_kwargs())``),
+    so it refuses these ("Conflicting meta-parameters", or a TypeError of its own); on a CPU
+    the interpreter's one config may agree with the call, which hid the error there."""
+    tuned: set[str] = set()
+    for layer in layers:
+        if isinstance(layer, _compat.Autotuner):
+            for config in layer.configs:
+                tuned.update(config.all_kwargs())
+    return [name for name in given if name in tuned]
+
+
+def tuned_arguments_error(kernel_name: str, tuned: list[str]) -> dict[str, Any]:
+    return dict(what=f"kernel {kernel_name!r} got {tuned}, which its @triton.autotune configs set",
+                why="Triton refuses a value both passed to the launch and tuned (Conflicting meta-parameters)",
+                fix="Leave them out of the call, the autotuner picks them; or take them out of the configs")
+
+
 def device_error(kernel_name: str, devices: dict[str, torch.device], interpreted: bool) -> dict[str, Any] | None:
     """raise_unsupported's arguments for tensor arguments (name -> device) that a launch cannot
     take, or None. See [Note: Launch checks]."""
@@ -748,6 +771,9 @@ def check_eager_launch(kernel: Any, grid: Any, args: tuple[Any, ...], kwargs: di
     if unknown:  # triton takes them as launch options and ignores them: a misspelled default runs
         raise_unsupported(**unknown_arguments_error(kernel_name, unknown, param_names))
     given = {**dict(zip(param_names, args)), **kwargs}
+    tuned = tuned_arguments_given(kernel_layers(kernel), given)
+    if tuned:
+        raise_unsupported(**tuned_arguments_error(kernel_name, tuned))
     for name, is_constexpr in params:
         if not is_constexpr and name in given and _not_an_argument(given[name]):
             raise_unsupported(**argument_type_error(kernel_name, name, given[name]))
