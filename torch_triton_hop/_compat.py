@@ -241,10 +241,29 @@ def mark_side_effectful(hop: HigherOrderOperator) -> None:
     """Keep calls of `hop` (no outputs, writes its arguments) out of FX dead-code elimination.
 
     torch 2.11-2.13: torch.fx.node.has_side_effect, as torch does for its own mutation HOP.
+    torch 2.11 also needs torch._library.utils.is_impure (what Node.is_impure asks) to say so:
+    there it returns False for every higher-order operator not registered as effectful,
+    without looking at has_side_effect, so Graph.eliminate_dead_code removed the launches in
+    a torch.cond branch when torch.export cleaned the branch graphs (the branch returned its
+    output unwritten). torch 2.13 looks at has_side_effect for higher-order operators too.
     """
+    from torch._library import utils as library_utils
     from torch.fx.node import has_side_effect
 
     has_side_effect(hop)
+    if library_utils.is_impure(hop):
+        return
+    if not _SIDE_EFFECTFUL_HOPS:
+        original = library_utils.is_impure
+
+        def is_impure(op: Any, *args: Any, **kwargs: Any) -> bool:
+            return op in _SIDE_EFFECTFUL_HOPS or original(op, *args, **kwargs)
+
+        library_utils.is_impure = is_impure
+    _SIDE_EFFECTFUL_HOPS.add(hop)
+
+
+_SIDE_EFFECTFUL_HOPS: set[Any] = set()
 
 
 # --- triton --------------------------------------------------------------------------
