@@ -16,7 +16,7 @@ from expecttest import TestCase
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from torch_triton_hop import wrap_triton
-from torch_triton_hop._compat_dynamo import raw_kernels_as_on_a_gpu
+from torch_triton_hop._compat_dynamo import nested_regions_keep_kernel_writes, raw_kernels_as_on_a_gpu
 
 from core_kernels import add_kernel, add_autotuned, mul_kernel, scale_inplace
 
@@ -197,6 +197,12 @@ def scale_in_loop_body(x):
     return torch.while_loop(lambda i, x: i < 3, body, (torch.tensor(0, device=x.device), x))
 
 
+@torch.compiler.nested_compile_region
+def scale_in_region(x):
+    scale_inplace[((x.numel() + 15) // 16,)](x, x.numel(), 2.0, BLOCK=16)
+    return x + 1
+
+
 @pytest.mark.any_device
 class TestControlFlow(TestCase):
     """Launches inside torch.cond / while_loop bodies."""
@@ -241,6 +247,22 @@ class TestControlFlow(TestCase):
                         torch.compile(fn, backend="aot_eager", fullgraph=True)(*args)
                 with self.assertRaisesRegex(Exception, "Write into a new tensor made in the body"):
                     scale_in_branch(x.clone())  # torch.cond outside torch.compile traces its branches too
+
+    def test_a_launch_writing_an_input_of_a_nested_compile_region(self):
+        """torch 2.13's Dynamo inlines a region whose body writes its input, so the write stays, as
+        eagerly. torch 2.11's records it as an invoke_subgraph whose functionalization dropped the
+        kernel's write (a silent wrong result): refused there."""
+        x = self.x.abs() + 0.1
+        compiled = torch.compile(scale_in_region, backend="aot_eager", fullgraph=True)
+        if nested_regions_keep_kernel_writes():
+            written, eager_written = x.clone(), x.clone()
+            torch.testing.assert_close(compiled(written), scale_in_region(eager_written))
+            torch.testing.assert_close(written, eager_written)
+            torch.testing.assert_close(written, 2 * x)
+        else:
+            with self.assertRaisesRegex(torch._dynamo.exc.Unsupported,
+                                        "inside torch.compiler.nested_compile_region writes its argument 'x_ptr'"):
+                compiled(x.clone())
 
 
 @interpreter_only

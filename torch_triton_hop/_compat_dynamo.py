@@ -9,7 +9,8 @@ import contextlib
 from typing import Any, Iterator
 
 __all__ = ["observed_key_error", "observed_exception_argument", "untraceable_errors", "guard_identity",
-           "guard_constant", "raw_kernels_as_on_a_gpu", "enclosing_bodies"]
+           "guard_constant", "raw_kernels_as_on_a_gpu", "enclosing_bodies",
+           "nested_regions_keep_kernel_writes"]
 
 
 def observed_key_error() -> type[BaseException]:
@@ -92,6 +93,17 @@ def enclosing_bodies(tx: Any) -> list[tuple[Any, list[Any]]]:
         inputs = [node.meta.get("example_value") for node in tracer.graph.find_nodes(op="placeholder")]
         bodies.append((tracer.source_target, [t for t in inputs if isinstance(t, torch.Tensor)]))
     return bodies
+
+
+def nested_regions_keep_kernel_writes() -> bool:
+    """Whether a launch in a torch.compiler.nested_compile_region that writes the region's
+    input keeps its write under torch.compile. torch 2.13: yes (Dynamo inlines such a body).
+    torch 2.11: no; Dynamo records the region as an invoke_subgraph, whose functionalization
+    finds writes from torch ops' schemas only, and drops the launch's. torch 2.12 is taken to
+    be as 2.11 (not checked): refusing there is the safe side."""
+    import torch
+
+    return tuple(int(part) for part in torch.__version__.split(".")[:2]) >= (2, 13)
 
 
 @contextlib.contextmanager

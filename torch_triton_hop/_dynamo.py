@@ -250,9 +250,10 @@ class DynamoTritonHOPifier(TritonHOPifier):
 # values, a silent wrong result (torch's own wrap_triton does the same). Dynamo checks the fake
 # inputs' version counters when it has traced a body, and refuses writes where grad is on;
 # where it allows them (torch.cond, while_loop under no_grad) the operator's functionalization
-# still cannot see ours. So we refuse them ourselves, naming the kernel and the argument. The
-# version bump stays for Dynamo's other readers (a checkpointed region, an autograd.Function,
-# which handle a launch's writes as they do an in-place op's).
+# still cannot see ours. So we refuse them ourselves, naming the kernel and the argument; and
+# a nested compile region's body where torch 2.11 drops the write the same way (torch 2.13
+# keeps it). The version bump reaches Dynamo's other readers too (a checkpointed region, an
+# autograd.Function, which handle a launch's writes as they do an in-place op's).
 def _record_the_writes(tx: Any, node_kwargs: dict[str, Any]) -> None:
     example_kwargs = {name: _fx_example_value(value) for name, value in node_kwargs["kwargs"].items()}
     written = tensors_written(node_kwargs["kernel"], node_kwargs["constant_args"], node_kwargs["configs"],
@@ -268,24 +269,33 @@ def _record_the_writes(tx: Any, node_kwargs: dict[str, Any]) -> None:
         for (call, inputs), before in zip(bodies, versions):
             if [t._version for t in inputs] != before:
                 kernel_name = kernel_key_name(node_kwargs["kernel"]).rpartition(".")[2]
+                nested_region = call == _CONTROL_FLOW["invoke_subgraph"]
                 _refuse(f"a launch of {kernel_name} inside {call} writes its argument '{name}', an input of "
                         "the body (or a tensor from outside it)",
-                        why=f"{call} takes its body to be pure and would drop the write, so torch refuses an "
+                        why=f"This torch's {call} finds what its body writes from torch ops' schemas and would "
+                            "drop a kernel's write (torch 2.13 keeps it)" if nested_region else
+                            f"{call} takes its body to be pure and would drop the write, so torch refuses an "
                             "in-place op there too",
                         fix="Write into a new tensor made in the body (torch.empty_like) and return it, "
-                            "or launch the kernel outside")
+                            "or launch the kernel outside" + (", or use torch 2.13" if nested_region else ""))
 
 
 # torch's control-flow operators, whose bodies must not write their inputs, by the name of the
-# operator in the graph: how the user calls each.
+# operator in the graph: how the user calls each. A nested compile region too on torch 2.11:
+# Dynamo records it as an invoke_subgraph, whose functionalization, like the control-flow
+# operators', finds the writes from torch ops' schemas only. torch 2.13 keeps the write
+# (its Dynamo inlines such a body).
 _CONTROL_FLOW = {"cond": "torch.cond", "while_loop": "torch.while_loop", "while_loop_stack_output": "torch.while_loop",
                  "scan": "torch._higher_order_ops.scan", "map_impl": "torch._higher_order_ops.map",
-                 "associative_scan": "torch._higher_order_ops.associative_scan"}
+                 "associative_scan": "torch._higher_order_ops.associative_scan",
+                 "invoke_subgraph": "torch.compiler.nested_compile_region"}
 
 
 def _control_flow_call(op: Any) -> str | None:
-    """How the user called `op` (a body's operator, from Dynamo) if it is a control-flow operator."""
+    """How the user called `op` (a body's operator, from Dynamo) if its body must not write its inputs."""
     name = getattr(op, "__name__", None)
+    if name == "invoke_subgraph" and _compat_dynamo.nested_regions_keep_kernel_writes():
+        return None
     if name in _CONTROL_FLOW and getattr(torch.ops.higher_order, name, None) is op:
         return _CONTROL_FLOW[name]
     return None
