@@ -272,8 +272,8 @@ def _record_the_writes(tx: Any, node_kwargs: dict[str, Any]) -> None:
                 nested_region = call == _CONTROL_FLOW["invoke_subgraph"]
                 _refuse(f"a launch of {kernel_name} inside {call} writes its argument '{name}', an input of "
                         "the body (or a tensor from outside it)",
-                        why=f"This torch's {call} finds what its body writes from torch ops' schemas and would "
-                            "drop a kernel's write (torch 2.13 keeps it)" if nested_region else
+                        why=f"On torch {torch.__version__}, {call} finds what its body writes from torch ops' "
+                            "schemas and would drop a kernel's write (torch 2.13 keeps it)" if nested_region else
                             f"{call} takes its body to be pure and would drop the write, so torch refuses an "
                             "in-place op there too",
                         fix="Write into a new tensor made in the body (torch.empty_like) and return it, "
