@@ -247,7 +247,7 @@ class DynamoTritonHOPifier(TritonHOPifier):
 # Context: torch's control-flow operators find the inputs a body writes from the schemas of
 # the torch ops in it. A launch is a higher-order op without a schema, so a kernel writing a
 # branch input was taken as pure, and torch.compile dropped the write: the input kept its old
-# values, a silent wrong result (torch's own wrap_triton does the same). Dynamo checks the fake
+# values, a silent wrong result (torch's own mutation HOP has no schema either). Dynamo checks the fake
 # inputs' version counters when it has traced a body, and refuses writes where grad is on;
 # where it allows them (torch.cond, while_loop under no_grad) the operator's functionalization
 # still cannot see ours. So we refuse them ourselves, naming the kernel and the argument; and
