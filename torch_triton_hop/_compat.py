@@ -696,7 +696,7 @@ def compile_timed(phase: str) -> Any:
 
 # --- AOTAutograd ------------------------------------------------------------------------
 
-_TORCH_VERSION = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
+TORCH_VERSION = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
 _AOT_WRAPPERS = "torch._functorch._aot_autograd.graph_capture_wrappers"
 _backward_input_writes_backported = False
 
@@ -720,7 +720,7 @@ def backport_backward_writes_to_leaf_inputs() -> None:
     AOTAutograd is loaded (a launch functionalized without it needs nothing).
     """
     global _backward_input_writes_backported
-    if _backward_input_writes_backported or _TORCH_VERSION >= (2, 12) or _AOT_WRAPPERS not in sys.modules:
+    if _backward_input_writes_backported or TORCH_VERSION >= (2, 12) or _AOT_WRAPPERS not in sys.modules:
         return
     import contextlib
 

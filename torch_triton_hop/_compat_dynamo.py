@@ -101,9 +101,9 @@ def nested_regions_keep_kernel_writes() -> bool:
     torch 2.11: no; Dynamo records the region as an invoke_subgraph, whose functionalization
     finds writes from torch ops' schemas only, and drops the launch's. torch 2.12 is taken to
     be as 2.11 (not checked): refusing there is the safe side."""
-    import torch
+    from ._compat import TORCH_VERSION
 
-    return tuple(int(part) for part in torch.__version__.split(".")[:2]) >= (2, 13)
+    return TORCH_VERSION >= (2, 13)
 
 
 @contextlib.contextmanager

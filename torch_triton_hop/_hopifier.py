@@ -615,27 +615,28 @@ def missing_arguments(layers: list[Any], given: dict[str, Any]) -> list[str]:
     """Parameters of layers[-1] (the base kernel) that neither the call (`given`), an autotune
     config, a heuristic nor a default supplies; layers: the kernel's, outermost first."""
     base = layers[-1]
-    supplied = set(given)
+    supplied = set(given) | _names_configs_set(layers[:-1])
     for layer in layers[:-1]:
-        if isinstance(layer, _compat.Autotuner):
-            for config in layer.configs:
-                supplied.update(config.all_kwargs())
-        else:
+        if not isinstance(layer, _compat.Autotuner):
             supplied.update(layer.values)
     return [p.name for p in _compat.kernel_params(base) if p.name not in supplied and not _has_default(base, p.name)]
 
 
+def _names_configs_set(layers: list[Any]) -> set[str]:
+    """What the autotune configs among `layers` (autotune / heuristics layers) set: their
+    kwargs and launch options (Config.all_kwargs)."""
+    return {name for layer in layers if isinstance(layer, _compat.Autotuner)
+            for config in layer.configs for name in config.all_kwargs()}
+
+
 def tuned_arguments_given(layers: list[Any], given: dict[str, Any]) -> list[str]:
-    """Arguments of a launch (`layers`: the kernel's autotune / heuristics layers; `given`: by position and by name, and what heuristics above the
-    autotuner set) that an autotune config sets too. triton launches with the call's arguments
-    and the chosen config's (Autotuner.run: ``fn.run(*args, **kwargs, **config.all_kwargs())``),
-    so it refuses these ("Conflicting meta-parameters", or a TypeError of its own); on a CPU
-    the interpreter's one config may agree with the call, which hid the error there."""
-    tuned: set[str] = set()
-    for layer in layers:
-        if isinstance(layer, _compat.Autotuner):
-            for config in layer.configs:
-                tuned.update(config.all_kwargs())
+    """Arguments of a launch that an autotune config sets too. `layers`: the kernel's autotune /
+    heuristics layers; `given`: the call's arguments by position and by name, and what
+    heuristics above the autotuner set. triton launches with the call's arguments and the
+    chosen config's (Autotuner.run: ``fn.run(*args, **kwargs, **config.all_kwargs())``), so it
+    refuses these ("Conflicting meta-parameters", or a TypeError of its own); on a CPU the
+    interpreter's one config may agree with the call, which hid the error there."""
+    tuned = _names_configs_set(layers)
     return [name for name in given if name in tuned]
 
 
