@@ -451,6 +451,34 @@ def test_an_argument_no_launch_takes_is_refused_in_every_mode(mode, value, type_
         run_in(mode, launch_with((1,), "x", "out", value, BLOCK=16), torch.zeros(8))
 
 
+@triton.jit
+def add_pair_kernel(pair, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    a = tl.load(pair[0] + offs, mask=offs < n)
+    tl.store(out_ptr + offs, a + tl.load(pair[1] + offs, mask=offs < n), mask=offs < n)
+
+
+def add_pair(x, y):
+    out = torch.empty_like(x)
+    wrap_triton(add_pair_kernel)[(1,)]((x, y), out, x.numel(), BLOCK=16)
+    return out
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("mode", MODES)
+def test_a_tuple_argument_runs_eagerly_and_is_refused_at_capture(mode):
+    """triton (>= 3.3) takes a tuple of tensors for one parameter. Before, under torch.compile:
+    Dynamo's InternalTorchDynamoError (AsPythonConstantNotImplementedError); elsewhere advice to
+    pass torch.as_tensor(pair)."""
+    x, y = torch.randn(8), torch.randn(8)
+    if mode == "eager":
+        assert torch.equal(run_in(mode, add_pair, x, y), x + y)
+        return
+    with refused(mode, r"argument 'pair' of kernel 'add_pair_kernel' is a tuple: triton's tuple arguments are not "
+                       r"supported by wrap_triton\. .* one parameter per element of 'pair'"):
+        run_in(mode, add_pair, x, y)
+
+
 @pytest.mark.interpreter
 def test_a_numpy_array_argument_is_refused_eagerly():
     """Before: the interpreter's AttributeError("'numpy.ndarray' object has no attribute 'type'")."""

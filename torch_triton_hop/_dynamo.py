@@ -211,8 +211,10 @@ class DynamoTritonHOPifier(TritonHOPifier):
         return _example_value(value)
 
     def is_host_tensor_descriptor(self, value: Any) -> bool:
+        # vars(), not getattr: on a list or tuple variable `.value` is a property that fails when
+        # an item is a tensor (a tuple argument); a wrapped object is an attribute.
         return _compat.is_dynamo_tensor_descriptor(value) or _compat.is_host_tensor_descriptor(
-            getattr(value, "value", None))
+            vars(value).get("value") if isinstance(value, _compat.dynamo_variables().VariableTracker) else value)
 
     def split_tensor_descriptor(self, value: Any, name: str, kernel_name: str) -> Any:
         parts = _compat.dynamo_tensor_descriptor_parts(value)

@@ -675,6 +675,13 @@ def device_error(kernel_name: str, devices: dict[str, torch.device], interpreted
 
 
 def argument_type_error(kernel_name: str, name: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, tuple):
+        return dict(
+            what=f"argument {name!r} of kernel {kernel_name!r} is a tuple: triton's tuple "
+            "arguments are not supported by wrap_triton",
+            why="The launch records each tensor and scalar argument by its parameter's name",
+            fix=f"Give the kernel one parameter per element of {name!r} and pass them one by one",
+        )
     return dict(
         what=f"argument {name!r} of kernel {kernel_name!r} is a {type(value).__name__}, where the kernel takes a "
         "tensor (a pointer) or a scalar",
