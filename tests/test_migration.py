@@ -294,15 +294,18 @@ def _not_a_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK):
 
 @pytest.mark.interpreter
 @pytest.mark.parametrize("on_a_gpu", [False, True], ids=["as_here", "dynamo_as_on_a_gpu"])
-def test_wrap_triton_of_a_plain_function_inside_the_compiled_function_says_what_it_got(on_a_gpu):
-    """Before: "could not find the triton kernel behind UserDefinedObjectVariable(...)"; now eager's message."""
+@pytest.mark.parametrize("not_a_kernel, type_name", [(_not_a_kernel, "function"), ([add_kernel], "list")],
+                         ids=["function", "list"])
+def test_wrap_triton_of_a_non_kernel_inside_the_compiled_function_says_what_it_got(not_a_kernel, type_name, on_a_gpu):
+    """Before: for a function "could not find the triton kernel behind UserDefinedObjectVariable(...)",
+    for a list Dynamo's InternalTorchDynamoError; now eager's message."""
     def f(x, y):
         out = torch.empty_like(x)
-        wrap_triton(_not_a_kernel)[(1,)](x, y, out, x.numel(), BLOCK=16)
+        wrap_triton(not_a_kernel)[(1,)](x, y, out, x.numel(), BLOCK=16)
         return out
 
     x, y = inputs()
     with raw_kernels_as_on_a_gpu() if on_a_gpu else torch.no_grad():
         torch._dynamo.reset()
-        with pytest.raises(Exception, match=r"expected a @triton.jit kernel.*\(got 'function'\)\. Decorate"):
+        with pytest.raises(Exception, match=rf"expected a @triton.jit kernel.*\(got '{type_name}'\)\. Decorate"):
             torch.compile(f, fullgraph=True)(x, y)

@@ -359,9 +359,13 @@ def _wrapped_kernel(tx: Any, wrapper_vt: Any) -> tuple[Any, Any, Any]:
         # identity, but one it holds as a plain object (the interpreter) only on its type.
         _compat_dynamo.guard_identity(kernel_vt)
         # Dynamo wraps JITFunctions in its own TritonKernelVariable (.kernel), others in .value.
-        kernel = getattr(kernel_vt, "kernel", getattr(kernel_vt, "value", None))
+        # vars(), not getattr: on a list or tuple variable `.value` is a property that fails when
+        # an item is not a constant (wrap_triton([kernel])).
+        kernel = vars(kernel_vt).get("kernel", vars(kernel_vt).get("value"))
         if kernel is None and kernel_vt.is_python_constant():  # a plain function, None: for the error
             kernel = kernel_vt.as_python_constant()
+        elif kernel is None:  # a list, a tensor: no kernel
+            _refuse_non_kernel(getattr(_python_type(kernel_vt), "__name__", type(kernel_vt).__name__))
         writes = wrapper_vt.var_getattr(tx, "writes").as_python_constant()
         interpreter_config = wrapper_vt.var_getattr(tx, "interpreter_config").as_python_constant()
     from ._wrap import TritonKernelWrapper  # _wrap imports this module
@@ -383,16 +387,20 @@ def _python_type(vt: Any) -> Any:
         return None
 
 
+def _refuse_non_kernel(type_name: str) -> None:
+    _compat.dynamo_unimplemented(
+        gb_type="wrap_triton: unsupported kernel call",
+        explanation=f"wrap_triton: expected a @triton.jit kernel, optionally under @triton.autotune / "
+        f"@triton.heuristics (got {type_name!r}). Decorate the function with @triton.jit first.",
+    )
+
+
 def _entry_call_function(tx: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
     _run_eagerly_where_dynamo_breaks_the_graph()
     wrapper_vt, grid_vt, *kernel_args = args
     kernel, writes, interpreter_config = _wrapped_kernel(tx, wrapper_vt)
     if not _compat.is_triton_kernel(kernel):
-        _compat.dynamo_unimplemented(
-            gb_type="wrap_triton: unsupported kernel call",
-            explanation=f"wrap_triton: expected a @triton.jit kernel, optionally under @triton.autotune / "
-            f"@triton.heuristics (got {type(kernel).__name__!r}). Decorate the function with @triton.jit first.",
-        )
+        _refuse_non_kernel(type(kernel).__name__)
     from ._wrap import wrap_triton  # _wrap imports this module
 
     wrapper = wrap_triton(kernel, writes=writes, interpreter_config=interpreter_config)
