@@ -365,3 +365,36 @@ def test_a_group_through_a_dtype_view_of_a_slice_of_an_intermediate_is_an_error_
                                         r"tensor the program computes"):
         torch.compile(int_view_of_a_slice)(x)
 
+
+
+def writes_an_expanded_intermediate(base):
+    x = (base + 1).expand(4)
+    K.scale_inplace[(1,)](x, 4, 3.0, BLOCK=4)
+    return x
+
+
+def writes_an_expanded_input(base):
+    x = base.expand(4)
+    K.scale_inplace[(1,)](x, 4, 3.0, BLOCK=4)
+    return x
+
+
+@pytest.mark.parametrize("path", list(traced(same_tensor_twice)))
+@pytest.mark.parametrize("fn", [writes_an_expanded_intermediate, writes_an_expanded_input], ids=lambda f: f.__name__)
+def test_a_write_through_an_expand_is_refused_where_the_program_is_functionalized(fn, path):
+    """Every element of an expand() is one memory location. Eagerly (and through Dynamo alone)
+    the kernel's stores land there; a functional program writes back a value per element. Before:
+    a silent wrong result for an intermediate (5.0 for 2.0 under aot_eager and inductor), torch's
+    "more than one element of the written-to tensor refers to a single memory location" for an
+    input. torch refuses `base.expand(4).mul_(3)` eagerly too."""
+    base = torch.ones(1, device=DEVICE)
+    expected = fn(base.clone())
+    torch._dynamo.reset()
+    assert torch.equal(torch.compile(fn, backend="eager", fullgraph=True)(base.clone()), expected)
+    if path == "export":  # torch.export keeps the write as written: no functionalization
+        torch.testing.assert_close(traced(fn)[path](base.clone()), expected)
+        return
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match=r"kernel 'scale_inplace' writes argument 'x_ptr', in which several elements "
+                                        r"are one memory location \(sizes \[4\], strides \[0\]: an expand\(\)"):
+        traced(fn)[path](base.clone())

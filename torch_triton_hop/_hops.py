@@ -568,6 +568,33 @@ def _share_memory_exactly(ctx: Any, kwargs: dict[str, Any], unwrapped: dict[str,
     return unwrapped, [",".join(names) for names in groups]
 
 
+def _several_elements_in_one_place(t: torch.Tensor) -> bool:
+    """Whether two elements of `t` are one memory location for certain: a dimension of stride 0
+    and more than one element (an expand()), what torch's has_internal_overlap calls YES."""
+    return any(_compat.statically_known_true(stride == 0) and not _compat.statically_known_true(size <= 1)
+               for size, stride in zip(t.size(), t.stride()))
+
+
+def _refuse_writes_to_overlapping(kernel: str, kwargs: dict[str, Any], written: list[str]) -> None:
+    """Functionalization replaces what a launch writes by a new value of each written tensor,
+    and writes that value back element by element: where elements share memory, eager's last
+    store is not what comes back. torch refuses an in-place op there (`x.expand(4).add_(1)`:
+    "more than one element of the written-to tensor refers to a single memory location")."""
+    overlapping = [name for name in written if _several_elements_in_one_place(kwargs[name])]
+    if overlapping:
+        name = overlapping[0]
+        raise_unsupported(
+            f"kernel {kernel_key_name(kernel)!r} writes argument {name!r}, in which several elements are one memory "
+            f"location (sizes {list(kwargs[name].size())}, strides {list(kwargs[name].stride())}: an expand() or a "
+            "stride-0 view)",
+            why="torch.compile, torch.func.functionalize and AOTAutograd record the write as a new value for each "
+                "element, which cannot say what the kernel's stores to one location leave there; torch refuses an "
+                "in-place op on such a tensor too",
+            fix=f"Pass a tensor with a memory location per element as {name!r} (the .contiguous() or .clone() of "
+                "this one, and read the result from that), or the tensor the expand() was taken of",
+        )
+
+
 def _functionalized_launch(ctx: Any, node: dict[str, Any], tensors_to_clone: list[str] | None,
                            shared_memory: Any = None) -> tuple[list, Any]:
     """The functional HOP called below functionalization: (written names, its outputs)."""
@@ -577,6 +604,7 @@ def _functionalized_launch(ctx: Any, node: dict[str, Any], tensors_to_clone: lis
     unwrapped = ctx.unwrap_tensors(kwargs)
     accessed = tensors_accessed(node["kernel"], node["constant_args"], node["configs"], unwrapped)
     written = accessed.writes if tensors_to_clone is None else tensors_to_clone
+    _refuse_writes_to_overlapping(node["kernel"], unwrapped, written)
     declared = shared_memory if tensors_to_clone is not None else None
     unwrapped, groups = _share_memory_exactly(ctx, kwargs, unwrapped, accessed, node["kernel"], declared)
     with ctx.redispatch_to_next():
