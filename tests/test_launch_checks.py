@@ -49,6 +49,11 @@ def add_with_default_fn(x_ptr, out_ptr, n, value=1.0, BLOCK: tl.constexpr = 16):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + value, mask=offs < n)
 
 
+def add_one_even_fn(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
+
+
 add_one = wrap_triton(triton.jit(add_one_fn))
 add_with_default = wrap_triton(triton.jit(add_with_default_fn))
 add_scalar = wrap_triton(triton.jit(add_scalar_fn))
@@ -415,6 +420,33 @@ def test_an_argument_the_autotuner_sets_given_to_the_launch_is_refused_in_every_
     with refused(mode, r"kernel 'add_one_fn' got \['BLOCK'\], which its @triton.autotune configs set\. "
                        r"Triton refuses .* Leave them out of the call"):
         run_in(mode, launch((1,), kernel=add_one_tuned), torch.zeros(8))
+
+
+def _tensor_heuristic(args):
+    return torch.zeros(1)
+
+
+add_one_tensor_heuristic_below = wrap_triton(triton.autotune(configs=[triton.Config({"BLOCK": 16})], key=["n"])(
+    triton.heuristics({"EVEN": _tensor_heuristic})(triton.jit(add_one_even_fn))))
+add_one_tensor_heuristic_above = wrap_triton(triton.heuristics({"EVEN": _tensor_heuristic})(
+    triton.autotune(configs=[triton.Config({"BLOCK": 16})], key=["n"])(triton.jit(add_one_even_fn))))
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kernel", [add_one_tensor_heuristic_below, add_one_tensor_heuristic_above],
+                         ids=["below_autotune", "above_autotune"])
+def test_a_heuristic_returning_a_tensor_is_refused_in_every_mode(kernel, mode):
+    """Before, under torch.compile: Dynamo's "Unexpected type in sourceless builder ... FakeTensor"
+    from the grid's META; elsewhere "autotune config values must be ...", naming no heuristic."""
+    def f(x):
+        out = torch.empty_like(x)
+        kernel[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](x, out, x.numel())
+        return out
+
+    with refused(mode, r"the heuristic for 'EVEN' of kernel 'add_one_even_fn' returned a Tensor\. Its value is a "
+                       r"constexpr"):
+        run_in(mode, f, torch.zeros(8))
 
 
 @pytest.mark.interpreter

@@ -193,7 +193,7 @@ class TritonHOPifier:
             elif autotuner is None:  # heuristics above the autotuner see only the call's arguments
                 for name, fn in layer.values.items():
                     value = self.call_user_defined_fn(fn, [{**positional, **call_kwargs}], {})
-                    call_kwargs[name] = self.as_python_constant(value, f"heuristic {name!r}")
+                    call_kwargs[name] = self._heuristic_value(value, name, kernel_name)
             else:
                 inner_heuristics.append(layer)
 
@@ -303,7 +303,7 @@ class TritonHOPifier:
                 for name, fn in layer.values.items():
                     meta = {**positional, **call_kwargs, **all_kwargs, **fields["kwargs"]}
                     value = self.call_user_defined_fn(fn, [meta], {})
-                    fields["kwargs"][name] = self.as_python_constant(value, f"heuristic {name!r}")
+                    fields["kwargs"][name] = self._heuristic_value(value, name, _compat.python_function(base).__name__)
             hook = _compat.config_pre_hook(config)
             if hook is not None:
                 fields["block_shapes"] = self._block_shapes_set_by(hook, {**positional, **call_kwargs}, fields,
@@ -438,6 +438,21 @@ class TritonHOPifier:
                     f"{_compat.LAUNCHER_MAX_PROGRAMS}). Beyond that the launch fails or runs nothing",
                     fix="Give each program more work (a larger BLOCK), or launch in several parts",
                 )
+
+    def _heuristic_value(self, value: Any, name: str, kernel_name: str) -> Any:
+        """What a @triton.heuristics function returned, as the constexpr it sets. Checked here,
+        before the grid reads it: Dynamo fails on a tensor in the grid's META with an error of
+        its own."""
+        value = self.as_python_constant(value, f"heuristic {name!r}")
+        if value is not None and not isinstance(value, (bool, int, float, str)):
+            self.raise_unsupported(
+                f"the heuristic for {name!r} of kernel {kernel_name!r} returned a "
+                f"{'Tensor' if isinstance(value, torch.Tensor) else type(value).__name__}",
+                why="Its value is a constexpr, which picks the kernel triton compiles: the graph records it as a "
+                    "constant (None, bool, int, float or str)",
+                fix="Compute it from sizes, dtypes and Python arguments (e.g. `args['n'] % 64 == 0`), not from a "
+                    "tensor's data")
+        return value
 
     def _configs_json(self, configs: list[dict[str, Any]]) -> str:
         try:
