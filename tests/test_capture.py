@@ -377,6 +377,65 @@ def shift_kernel(x_ptr, out_ptr, n, SHIFT_BY: tl.constexpr, BLOCK: tl.constexpr)
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + SHIFT_BY, mask=mask)
 
 
+@pytest.mark.any_device
+class TestCompiledCodeFollowsTheTuningLayers(TestCase):
+    """What @triton.autotune and @triton.heuristics decide with, changed after a compile: the
+    compiled code follows, as eager launches do. Before, it kept the captured config (torch's
+    test_triton_kernel_prune_configs_by_recompile)."""
+
+    def setUp(self):
+        torch._dynamo.reset()
+        self.x = X.to(DEVICE)
+        self.autotuned = triton.autotune(configs=[triton.Config({"SHIFT_BY": 1, "BLOCK": 16})], key=["n"])(
+            shift_kernel)
+        self.with_heuristic = triton.heuristics({"SHIFT_BY": lambda args: 1, "BLOCK": lambda args: 16})(shift_kernel)
+
+    def check_follows(self, compiled, kernel, change, shift_after):
+        backend = CountingBackend()
+        torch.testing.assert_close(compiled(backend)(kernel, self.x), self.x + 1)
+        change()
+        torch.testing.assert_close(compiled(backend)(kernel, self.x), self.x + shift_after)
+        self.assertEqual(backend.graphs, 2)
+
+    def test_configs_replaced(self):
+        def replace():
+            self.autotuned.configs = [triton.Config({"SHIFT_BY": 5, "BLOCK": 16})]
+        self.check_follows(self.compiled_wrapping_outside, self.autotuned, replace, 5)
+
+    def test_a_config_replaced_in_the_list_with_the_kernel_wrapped_in_the_compiled_code(self):
+        for gpu_like in (False, True):
+            torch._dynamo.reset()
+            self.autotuned.configs = [triton.Config({"SHIFT_BY": 1, "BLOCK": 16})]
+            with raw_kernels_as_on_a_gpu() if gpu_like else contextlib.nullcontext():
+                self.check_follows(self.compiled_wrapping_inside, self.autotuned,
+                                   lambda: self.autotuned.configs.__setitem__(0, triton.Config({"SHIFT_BY": 3,
+                                                                                                "BLOCK": 16})), 3)
+
+    def test_a_config_added(self):
+        def add():  # the pruning keeps the last
+            self.autotuned.configs.append(triton.Config({"SHIFT_BY": 4, "BLOCK": 16}))
+            self.autotuned.early_config_prune = lambda configs, named_args, **kwargs: configs[-1:]
+        self.check_follows(self.compiled_wrapping_outside, self.autotuned, add, 4)
+
+    def test_a_heuristic_replaced(self):
+        self.check_follows(self.compiled_wrapping_outside, self.with_heuristic,
+                           lambda: self.with_heuristic.values.__setitem__("SHIFT_BY", lambda args: 2), 2)
+
+    @staticmethod
+    def compiled_wrapping_outside(backend):
+        return lambda kernel, x: torch.compile(shift_tuned, backend=backend, fullgraph=True)(wrap_triton(kernel), x)
+
+    @staticmethod
+    def compiled_wrapping_inside(backend):
+        return torch.compile(lambda kernel, x: shift_tuned(wrap_triton(kernel), x), backend=backend, fullgraph=True)
+
+
+def shift_tuned(kernel, x):
+    out = torch.empty_like(x)
+    kernel[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, out, x.numel())
+    return out
+
+
 shift_by_global = wrap_triton(triton.heuristics({"SHIFT_BY": lambda args: SHIFT})(shift_kernel))
 # A heuristic that reads data: under torch.compile it runs on fake tensors, which have none.
 shift_by_address = wrap_triton(triton.heuristics({"SHIFT_BY": lambda args: args["x_ptr"].data_ptr() % 1 + 7})(

@@ -6,10 +6,10 @@ Each function says which torch versions need it; supported: torch 2.11-2.13.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
-__all__ = ["observed_key_error", "observed_exception_argument", "untraceable_errors", "guard_identity",
-           "guard_constant", "raw_kernels_as_on_a_gpu", "enclosing_bodies",
+__all__ = ["observed_key_error", "observed_exception_argument", "untraceable_errors", "Index", "Key",
+           "guard_identity", "guard_constant", "guard_length", "raw_kernels_as_on_a_gpu", "enclosing_bodies",
            "nested_regions_keep_kernel_writes"]
 
 
@@ -47,32 +47,53 @@ def untraceable_errors() -> tuple[type[BaseException], ...]:
     return Unsupported, ObservedException
 
 
-def guard_identity(variable: Any, attribute: str | None = None) -> bool:
+class Index(NamedTuple):
+    """A step of a guard's path: item `index` of a list (a str step is an attribute)."""
+    index: int
+
+
+class Key(NamedTuple):
+    """A step of a guard's path: the value of a dict at `key`."""
+    key: Any
+
+
+def guard_identity(variable: Any, *path: str | Index | Key) -> bool:
     """Makes the code Dynamo compiles hold only while the object `variable` (a VariableTracker)
-    came from, or its `attribute`, is the same object as now. False where Dynamo has no source
-    for it (nothing to guard: a value made in the compiled code).
+    came from, or what `path` reaches from it, is the same object as now:
+    `guard_identity(v, "values", Key("BLOCK"))` guards `v.values["BLOCK"]`. False where Dynamo
+    has no source for it (nothing to guard: a value made in the compiled code).
 
     torch 2.11-2.13: ``install_guard(source.make_guard(GuardBuilder.ID_MATCH))``, with
-    ``AttrSource`` for an attribute.
+    ``AttrSource`` for an attribute, ``GetItemSource`` for an index, ``DictGetItemSource`` for a key.
     """
-    return _guard(variable, attribute, "ID_MATCH")
+    return _guard(variable, path, "ID_MATCH")
 
 
-def guard_constant(variable: Any, attribute: str) -> bool:
-    """As guard_identity, for an attribute holding a constant (None, an int, a tuple of str):
-    the code holds while it compares equal. torch 2.11-2.13: GuardBuilder.CONSTANT_MATCH."""
-    return _guard(variable, attribute, "CONSTANT_MATCH")
+def guard_constant(variable: Any, *path: str | Index | Key) -> bool:
+    """As guard_identity, for what holds a constant (None, an int, a tuple of str): the code
+    holds while it compares equal. torch 2.11-2.13: GuardBuilder.CONSTANT_MATCH."""
+    return _guard(variable, path, "CONSTANT_MATCH")
 
 
-def _guard(variable: Any, attribute: str | None, kind: str) -> bool:
+def guard_length(variable: Any, *path: str | Index | Key) -> bool:
+    """As guard_identity, for a list's length. torch 2.11-2.13: GuardBuilder.SEQUENCE_LENGTH."""
+    return _guard(variable, path, "SEQUENCE_LENGTH")
+
+
+def _guard(variable: Any, path: tuple[Any, ...], kind: str) -> bool:
     from torch._dynamo.guards import GuardBuilder, install_guard
-    from torch._dynamo.source import AttrSource
+    from torch._dynamo.source import AttrSource, DictGetItemSource, GetItemSource
 
     source = getattr(variable, "source", None)
     if source is None:
         return False
-    if attribute is not None:
-        source = AttrSource(source, attribute)
+    for step in path:
+        if isinstance(step, Index):
+            source = GetItemSource(source, step.index)
+        elif isinstance(step, Key):
+            source = DictGetItemSource(source, step.key)
+        else:
+            source = AttrSource(source, step)
     install_guard(source.make_guard(getattr(GuardBuilder, kind)))
     return True
 

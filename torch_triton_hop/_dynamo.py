@@ -332,8 +332,32 @@ def _fx_example_value(value: Any) -> Any:
 # settings (writes, interpreter_config), not on the wrapper object: a new wrapper of the same
 # kernel with the same settings reuses the compiled code. A raw kernel Dynamo holds as a plain
 # object (the interpreter, wrap_triton(kernel) in the compiled code) is guarded on its identity.
+# What the autotune and heuristics layers decide with (the configs list and each config, the
+# pruning and heuristic functions) is guarded by identity: replacing `kernel.configs` after a
+# compile recompiles, as torch's path does (_guard_what_the_layers_choose_by).
 # Heuristics and pruning functions are traced by Dynamo (call_user_defined_fn), which guards
 # what they read besides the call's arguments; one it cannot trace runs unguarded, as before.
+
+
+def _guard_what_the_layers_choose_by(vt: Any, path: tuple[str, ...], kernel: Any) -> None:
+    """Guards what the @triton.autotune and @triton.heuristics layers of `kernel` (reached from
+    `vt` by `path`) decide with: the configs list, each config, the pruning functions and the
+    heuristic functions, each by identity (the capture read them; Dynamo guards none of them).
+    What is changed inside one (a config's kwargs edited in place) is not seen."""
+    layer = kernel
+    while isinstance(layer, _compat.TRITON_WRAPPER_TYPES):
+        if isinstance(layer, _compat.Autotuner):
+            _compat_dynamo.guard_identity(vt, *path, "configs")
+            _compat_dynamo.guard_length(vt, *path, "configs")
+            for index in range(len(layer.configs)):
+                _compat_dynamo.guard_identity(vt, *path, "configs", _compat_dynamo.Index(index))
+            for name in ("early_config_prune", "perf_model"):
+                _compat_dynamo.guard_identity(vt, *path, name)
+        else:
+            _compat_dynamo.guard_identity(vt, *path, "values")
+            for name in layer.values:
+                _compat_dynamo.guard_identity(vt, *path, "values", _compat_dynamo.Key(name))
+        layer, path = layer.fn, (*path, "fn")
 
 
 def _wrapped_kernel(tx: Any, wrapper_vt: Any) -> tuple[Any, Any, Any]:
@@ -347,6 +371,7 @@ def _wrapped_kernel(tx: Any, wrapper_vt: Any) -> tuple[Any, Any, Any]:
         # See [Note: What the compiled code is guarded on].
         kernel, writes, interpreter_config = wrapper.kernel, wrapper.writes, wrapper.interpreter_config
         _compat_dynamo.guard_identity(wrapper_vt, "kernel")
+        _guard_what_the_layers_choose_by(wrapper_vt, ("kernel",), kernel)
         _compat_dynamo.guard_constant(wrapper_vt, "writes")
         if isinstance(interpreter_config, dict):  # no equality guard for a dict: the wrapper itself
             _compat_dynamo.guard_identity(wrapper_vt)
@@ -366,6 +391,8 @@ def _wrapped_kernel(tx: Any, wrapper_vt: Any) -> tuple[Any, Any, Any]:
             kernel = kernel_vt.as_python_constant()
         elif kernel is None:  # a list, a tensor: no kernel
             _refuse_non_kernel(getattr(_python_type(kernel_vt), "__name__", type(kernel_vt).__name__))
+        if _compat.is_triton_kernel(kernel):
+            _guard_what_the_layers_choose_by(kernel_vt, (), kernel)
         writes = wrapper_vt.var_getattr(tx, "writes").as_python_constant()
         interpreter_config = wrapper_vt.var_getattr(tx, "interpreter_config").as_python_constant()
     from ._wrap import TritonKernelWrapper  # _wrap imports this module
