@@ -450,6 +450,20 @@ def test_a_heuristic_returning_a_tensor_is_refused_in_every_mode(kernel, mode):
 
 
 @pytest.mark.interpreter
+@pytest.mark.parametrize("mode", MODES)
+def test_a_grid_function_sees_the_defaults_of_parameters_not_passed(mode):
+    """triton gives the grid every parameter, defaults included. Before, every capture refused
+    `meta["BLOCK"]` for a BLOCK left at its default (a KeyError), which eager launches run."""
+    def f(x):
+        out = torch.full_like(x, -7.0)
+        add_with_default[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](x, out, x.numel())
+        return out
+
+    x = torch.arange(40.0)
+    torch.testing.assert_close(run_in(mode, f, x), x + 1.0)
+
+
+@pytest.mark.interpreter
 def test_eagerly_a_misspelled_parameter_with_a_default_is_refused_not_run_with_the_default():
     """Before: triton ignored `valeu=`, and the kernel added the default 1.0 instead of 5.0."""
     x = torch.zeros(8)

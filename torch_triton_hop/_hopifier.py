@@ -203,7 +203,9 @@ class TritonHOPifier:
             self.raise_unsupported(**tuned_arguments_error(kernel_name, tuned))
         configs = self._configs(autotuner, inner_heuristics, positional, call_kwargs, param_names, base,
                                 descriptors)
-        grids = [self._grid(grid, {**combined, **(c["kwargs"] if c else {})}, kernel_name)
+        # triton's grid sees every parameter, defaults included (JITFunction.run's bound args).
+        defaults = _parameter_defaults(base)
+        grids = [self._grid(grid, {**defaults, **combined, **(c["kwargs"] if c else {})}, kernel_name)
                  for c in (configs or [None])]
 
         for name in LAUNCH_OPTION_NAMES:
@@ -845,8 +847,14 @@ class _Untouchable:
 
 
 def _has_default(kernel: Any, name: str) -> bool:
-    parameter = inspect.signature(_compat.python_function(kernel)).parameters.get(name)
-    return parameter is not None and parameter.default is not inspect.Parameter.empty
+    return name in _parameter_defaults(kernel)
+
+
+def _parameter_defaults(kernel: Any) -> dict[str, Any]:
+    """name -> default of the parameters of `kernel` (a base kernel) that have one."""
+    return {name: parameter.default
+            for name, parameter in inspect.signature(_compat.python_function(kernel)).parameters.items()
+            if parameter.default is not inspect.Parameter.empty}
 
 
 class TracingTritonHOPifier(TritonHOPifier):
