@@ -166,8 +166,10 @@ def test_exporting_a_kernel_only_this_process_can_import_warns_at_export(strict)
 
     _hopifier._warned_unloadable.clear()
     with pytest.warns(UserWarning, match=r"launches kernel '.*local_copy', defined in a function's local scope, "
-                                         r"which another process cannot import"):
+                                         r"which another process cannot import") as caught:
         torch.export.export(Copy(), (torch.zeros(8),), strict=strict)
+    # Shown at the user's line (the launch, or under Dynamo the export call), not the package's.
+    assert {w.filename for w in caught if "cannot import" in str(w.message)} == {__file__}
 
 
 # [Note: Copying and pickling a wrapper]: torch.save of objects that hold wrappers (a whole module).

@@ -12,7 +12,6 @@ from __future__ import annotations
 import collections.abc
 import contextvars
 import inspect
-import warnings
 import operator
 import json
 import math
@@ -23,7 +22,7 @@ import torch
 from . import _compat
 from ._hops import triton_kernel_wrapper_mutation
 from ._side_table import TensorDescriptorSpec, kernel_layers, kernel_side_table, unwrap_user_object
-from .errors import raise_unsupported
+from .errors import raise_unsupported, warn_at_user_code
 
 __all__ = ["TritonHOPifier", "TracingTritonHOPifier", "tracing_hopifier"]
 
@@ -540,10 +539,10 @@ def _warn_if_only_this_process_can_load(key: str) -> None:
         return
     _warned_unloadable.add(key)
     where = "__main__" if module_name == "__main__" else "a function's local scope"
-    warnings.warn(
+    warn_at_user_code(
         f"wrap_triton: the exported program launches kernel {rest.rpartition('@')[0]!r}, defined in {where}, which "
         "another process cannot import: saved, the program loads in this process only. Define the kernel at "
-        "module level in an importable module to load the program elsewhere.", stacklevel=2)
+        "module level in an importable module to load the program elsewhere.")
 
 
 def grid_signature_error(kernel_name: str, grid: Any) -> dict[str, Any]:

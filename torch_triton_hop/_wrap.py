@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import warnings
 from functools import partial
 from types import MethodType
 from typing import Any, Iterable
@@ -19,7 +18,7 @@ from ._fast_launch import fast_launcher
 from ._hopifier import check_eager_grid, check_eager_launch, no_grid_error, tracing_hopifier
 from ._hops import triton_kernel_wrapper_mutation
 from ._side_table import base_kernel, compute_kernel_key, kernel_side_table
-from .errors import raise_unsupported
+from .errors import raise_unsupported, warn_at_user_code
 
 __all__ = ["wrap_triton", "TritonKernelWrapper"]
 
@@ -66,13 +65,12 @@ def _plain_tensors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
 
 @functools.cache  # once per process
 def _warn_interpreter_library_missing() -> None:
-    warnings.warn(
+    warn_at_user_code(
         "TRITON_INTERPRET=1 was set after triton was imported: kernels run on the interpreter, but triton's own "
         "functions (tl.sum, tl.max, tl.cdiv, ...) were compiled for a GPU, and a kernel that calls one fails with "
         "\"Cannot call @triton.jit'd outside of the scope of a kernel\". Set TRITON_INTERPRET=1 before importing "
         "torch (in the environment: TRITON_INTERPRET=1 python script.py). With TORCH_LOGS naming torch_triton_hop, "
-        "`import torch` imports this package and triton, so setting it after `import torch` is too late.",
-        stacklevel=4)
+        "`import torch` imports this package and triton, so setting it after `import torch` is too late.")
 
 
 def _interpreted_autotuner(kernel: Any) -> bool:

@@ -6,6 +6,10 @@ message always says what was wrong, why it matters and what to do.
 
 from __future__ import annotations
 
+import os
+import sys
+import sysconfig
+import warnings
 from typing import NoReturn
 
 __all__ = [
@@ -13,6 +17,7 @@ __all__ = [
     "UnsupportedTritonKernelError",
     "KernelResolutionError",
     "raise_unsupported",
+    "warn_at_user_code",
 ]
 
 
@@ -99,3 +104,27 @@ def _shown(value: object) -> str:
             return f"[{', '.join(items)}]"
         return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
     return repr(value)
+
+
+def _library_directories() -> tuple[str, ...]:
+    import torch
+    import triton
+
+    return tuple(os.path.dirname(module.__file__) + os.sep for module in (torch, triton, sys.modules[__package__])) + (
+        sysconfig.get_paths()["stdlib"] + os.sep,)
+
+
+def warn_at_user_code(message: str) -> None:
+    """A UserWarning shown at the first caller outside torch, triton, this package and the
+    standard library: the user's line that led here (under Dynamo, the call of torch.compile's
+    or torch.export's entry point), not a line of the package."""
+    libraries = _library_directories()
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(libraries):
+        frame = frame.f_back
+    if frame is None:
+        warnings.warn(message, stacklevel=2)
+        return
+    warnings.warn_explicit(message, UserWarning, frame.f_code.co_filename, frame.f_lineno,
+                           module=frame.f_globals.get("__name__"),
+                           registry=frame.f_globals.setdefault("__warningregistry__", {}))
