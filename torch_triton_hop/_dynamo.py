@@ -211,10 +211,14 @@ class DynamoTritonHOPifier(TritonHOPifier):
         return _example_value(value)
 
     def is_host_tensor_descriptor(self, value: Any) -> bool:
-        # vars(), not getattr: on a list or tuple variable `.value` is a property that fails when
-        # an item is a tensor (a tuple argument); a wrapped object is an attribute.
-        return _compat.is_dynamo_tensor_descriptor(value) or _compat.is_host_tensor_descriptor(
-            vars(value).get("value") if isinstance(value, _compat.dynamo_variables().VariableTracker) else value)
+        # vars() of the realized variable, not getattr: on a list or tuple variable `.value` is a
+        # property that fails when an item is a tensor (a tuple argument); a wrapped object is an
+        # attribute.
+        if isinstance(value, _compat.dynamo_variables().VariableTracker):
+            value = value.realize()
+            return _compat.is_dynamo_tensor_descriptor(value) or _compat.is_host_tensor_descriptor(
+                vars(value).get("value"))
+        return _compat.is_host_tensor_descriptor(value)
 
     def split_tensor_descriptor(self, value: Any, name: str, kernel_name: str) -> Any:
         parts = _compat.dynamo_tensor_descriptor_parts(value)
@@ -379,7 +383,7 @@ def _wrapped_kernel(tx: Any, wrapper_vt: Any) -> tuple[Any, Any, Any]:
             _compat_dynamo.guard_constant(wrapper_vt, "interpreter_config")
         kernel_vt = None
     else:  # made inside it: Dynamo holds its attributes
-        kernel_vt = wrapper_vt.var_getattr(tx, "kernel")
+        kernel_vt = wrapper_vt.var_getattr(tx, "kernel").realize()
         # Dynamo guards a raw kernel it holds as its TritonKernelVariable (on a GPU) on its
         # identity, but one it holds as a plain object (the interpreter) only on its type.
         _compat_dynamo.guard_identity(kernel_vt)
