@@ -476,3 +476,75 @@ class TestHeuristicsUnderCompile(TestCase):
         torch.testing.assert_close(torch.compile(shift, backend="aot_eager")(shift_by_address, self.x), self.x + 7)
         self.assertGreater(sum(torch._dynamo.utils.counters["graph_break"].values()), breaks)
 
+
+
+@triton.jit
+def copy_to_address(table_ptr, x_ptr, n, BLOCK: tl.constexpr):
+    """Grouped GEMM's pattern: the output's address is read from a table of data_ptr()s."""
+    offs = tl.arange(0, BLOCK)
+    out = tl.load(table_ptr).to(tl.pointer_type(tl.float32))
+    tl.store(out + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+@triton.jit
+def double_through_its_address(x_ptr, n, BLOCK: tl.constexpr):
+    """A pointer to its own argument, made again from the argument's address."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(x_ptr.to(tl.int64).to(tl.pointer_type(tl.float32)) + offs, x * 2, mask=offs < n)
+
+
+def read_around_a_copy_to_an_address(x, table, out):
+    before = out + 1
+    wrap_triton(copy_to_address)[(1,)](table, x, x.numel(), BLOCK=16)
+    return before, out * 2
+
+
+@pytest.mark.any_device
+class TestMemoryThatIsNoArgument(TestCase):
+    """A kernel storing through a pointer made from an integer may write memory that is none of
+    its arguments. Before, torch.compile read `out` after the launch as if the launch had not
+    written it (inductor: zeros for 0, 2, 4, ...; a silent wrong result)."""
+
+    def inputs(self):
+        x, out = torch.arange(16.0, device=DEVICE), torch.zeros(16, device=DEVICE)
+        return x, torch.tensor([out.data_ptr()], device=DEVICE), out
+
+    def test_runs_eagerly_and_under_make_fx_in_program_order(self):
+        expected = (torch.ones(16, device=DEVICE), torch.arange(16.0, device=DEVICE) * 2)
+        for run in (read_around_a_copy_to_an_address, make_fx(read_around_a_copy_to_an_address)(*self.inputs())):
+            for got, want in zip(run(*self.inputs()), expected):
+                torch.testing.assert_close(got, want)
+
+    def test_is_refused_where_the_program_is_functionalized(self):
+        functionalized = {
+            "inductor": torch.compile(read_around_a_copy_to_an_address, fullgraph=True),
+            "aot_eager": torch.compile(read_around_a_copy_to_an_address, fullgraph=True, backend="aot_eager"),
+            "functionalize": lambda *args: make_fx(torch.func.functionalize(read_around_a_copy_to_an_address))(*args),
+        }
+        for name, run in functionalized.items():
+            torch._dynamo.reset()
+            with self.subTest(name), self.assertRaisesRegex(
+                    Exception, r"kernel 'copy_to_address': a store through a pointer made from an integer "
+                               r"\(tt.int_to_ptr\).* Launch the kernel inside a torch.library.custom_op"):
+                run(*self.inputs())
+
+    def test_a_kernel_whose_pointer_is_its_argument_compiles_with_its_writes_declared(self):
+        def double(x):
+            x = x + 1
+            wrap_triton(double_through_its_address, writes=["x_ptr"])[(1,)](x, x.numel(), BLOCK=16)
+            return x * 3
+
+        x = torch.arange(16.0, device=DEVICE)
+        torch._dynamo.reset()
+        torch.testing.assert_close(torch.compile(double, fullgraph=True)(x), (x + 1) * 6)
+        with self.assertRaisesRegex(Exception, r"kernel 'double_through_its_address': a store through a pointer "
+                                               r"made from an integer"):
+            torch._dynamo.reset()
+            torch.compile(_double_undeclared, fullgraph=True)(x)
+
+
+def _double_undeclared(x):
+    x = x + 1
+    wrap_triton(double_through_its_address)[(1,)](x, x.numel(), BLOCK=16)
+    return x * 3

@@ -67,6 +67,11 @@ class AnalysisFallback(Exception):
     """The analysis cannot decide; the message says why."""
 
 
+class OtherMemoryWritten(AnalysisFallback):
+    """The kernel stores through a pointer no argument gives (made from an integer, loaded from
+    memory): what it writes may be memory that is none of its arguments."""
+
+
 @dataclasses.dataclass(frozen=True)
 class TensorAccesses:
     """Tensor arguments a kernel may read and may write, by name, in parameter order.
@@ -89,6 +94,10 @@ class TensorAccesses:
     # kernel whose memory accesses differ may sum in another order (see _fusion). True
     # where the analysis fell back or writes were declared.
     reduces: bool = True
+    # The kernel stores through a pointer no argument gives (grouped GEMM's table of
+    # addresses): it may write memory that is none of its arguments. False where writes were
+    # declared: the user says what it writes.
+    other_memory_written: bool = False
     # Source lines where the kernel adds the quotient of an fp32 (or narrower) division
     # (see [Note: Divisions that ptxas may fuse into an add]).
     approximate_sums: list[str] = dataclasses.field(default_factory=list)
@@ -208,7 +217,7 @@ class _FunctionAnalysis:
             mask = masks.get(value, 0)
             origin = origin_of(mask)
             if origin:
-                raise AnalysisFallback(f"a store through {origin} at {site}")
+                raise OtherMemoryWritten(f"a store through {origin} at {site}")
             for i in _bits(mask, len(params)):
                 writes.setdefault(i, []).append(site)
                 write_ops.setdefault(i, set()).add(op_name)
@@ -222,7 +231,7 @@ class _FunctionAnalysis:
                 mask = masks.get(op.operands[i], 0) if i < len(op.operands) else 0
                 origin = origin_of(mask)
                 if origin:
-                    raise AnalysisFallback(f"{origin} is written by a call at {call_site}")
+                    raise OtherMemoryWritten(f"{origin} is written by a call at {call_site}")
                 for j in _bits(mask, len(params)):
                     writes.setdefault(j, []).extend(f"{s} (called at {call_site})" for s in sites)
                     write_ops.setdefault(j, set()).update(callee.write_ops.get(i, ()))
@@ -548,7 +557,8 @@ def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAcce
             cached = (writes, reads, None, ops)
         except Exception as e:  # any failure: the safe answer, with the reason
             reason = str(e) if isinstance(e, AnalysisFallback) else f"{type(e).__name__}: {e}"
-            cached = ({name: [] for name in tensors}, set(tensors), reason, {"write": {}, "read": {}})
+            cached = ({name: [] for name in tensors}, set(tensors), reason,
+                      {"write": {}, "read": {}, "other_memory_written": isinstance(e, OtherMemoryWritten)})
             with _cache.lock:
                 # A fused kernel is ours: the fusion refuses it and logs why (debug), the user
                 # never wrote it.
@@ -578,6 +588,7 @@ def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAcce
         write_ops={name: ops["write"][name] for name in tensors if name in ops["write"]},
         read_ops={name: ops["read"][name] for name in tensors if name in ops["read"]},
         reduces=ops.get("reduces", True),
+        other_memory_written=ops.get("other_memory_written", False),
         approximate_sums=ops.get("approximate_sums", []),
         mixed_half_roundings=ops.get("mixed_half_roundings", []),
     )
