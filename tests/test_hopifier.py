@@ -161,7 +161,6 @@ def _hook(*args, **kwargs):
 REJECTED = {
     "pre_hook": (triton.autotune([triton.Config({})], key=[], pre_hook=_hook)(_plain), "pre_hook"),
     "post_hook": (triton.autotune([triton.Config({})], key=[], post_hook=_hook)(_plain), "post_hook"),
-    "config_pre_hook": (triton.autotune([triton.Config({}, pre_hook=_hook)], key=[])(_plain), "pre_hook"),
     "two_autotunes": (triton.autotune([triton.Config({})], key=[])(triton.autotune([triton.Config({})], key=[])(_plain)),
                       "2 @triton.autotune"),
     "warmup": (triton.autotune([triton.Config({})], key=[], warmup=5)(_plain), "warmup=5"),
@@ -244,3 +243,42 @@ def test_an_unknown_keyword_argument_is_an_error_naming_it(tracer):
 def test_a_non_tensor_where_the_kernel_takes_a_pointer_is_an_error_naming_it(tracer, value):
     with pytest.raises(UnsupportedTritonKernelError, match="argument 'x_ptr' of kernel 'add_kernel' is a"):
         TRACERS[tracer](_call_with(x_ptr=value, BLOCK=16), torch.randn(40))
+
+
+def _host_descriptor_pre_hook(nargs):
+    """Triton's attention tutorial's hook: it sets block shapes only when given descriptors."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    if not isinstance(nargs["x_ptr"], TensorDescriptor):
+        return
+    nargs["x_ptr"].block_shape = [nargs["BLOCK"]]
+
+
+_add_with_a_hook_for_descriptors = triton.autotune(
+    [triton.Config({"BLOCK": 16}, pre_hook=_host_descriptor_pre_hook)], key=["n"])(K.add_kernel)
+
+
+@pytest.mark.parametrize("mode", ["eager", "fake", "compile", "export"])
+def test_a_config_pre_hook_that_does_nothing_with_these_arguments_is_left_out(mode):
+    """Given tensors, the hook returns at once. Before, every mode refused it ("sets no
+    TensorDescriptor block shape")."""
+    def f(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(_add_with_a_hook_for_descriptors)[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](
+            x, y, out, x.numel())
+        return out
+
+    x, y = torch.randn(40), torch.randn(40)
+    if mode == "eager":
+        run = f
+    elif mode == "fake":
+        run = make_fx(f, tracing_mode="fake")(x, y)
+    elif mode == "compile":
+        torch._dynamo.reset()
+        run = torch.compile(f, fullgraph=True)
+    else:
+        class M(torch.nn.Module):
+            def forward(self, x, y):
+                return f(x, y)
+        run = torch.export.export(M(), (x, y)).module()
+    torch.testing.assert_close(run(x, y), x + y)

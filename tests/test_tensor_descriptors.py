@@ -244,14 +244,8 @@ def _hook_reading_a_runtime_argument(nargs):
     nargs["x_desc"].block_shape = [nargs["M"], 32]
 
 
-def _hook_doing_something_else(nargs):
-    pass
-
-
 @pytest.mark.parametrize("hook, message", [
     (_hook_reading_a_runtime_argument, "a triton.Config pre_hook of kernel 'scale_rows_desc_autotuned' uses argument 'M'"),
-    (_hook_doing_something_else, "a triton.Config pre_hook of kernel 'scale_rows_desc_autotuned' sets no "
-                                 "TensorDescriptor block shape"),
 ])
 def test_pre_hooks_that_do_more_than_set_block_shapes_are_refused(hook, message):
     from core_kernels import scale_rows_desc_autotuned

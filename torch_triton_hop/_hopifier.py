@@ -14,6 +14,7 @@ import contextvars
 import inspect
 import operator
 import json
+import logging
 import math
 from typing import Any, Callable, NoReturn
 
@@ -23,6 +24,8 @@ from . import _compat
 from ._hops import triton_kernel_wrapper_mutation
 from ._side_table import TensorDescriptorSpec, kernel_layers, kernel_side_table, unwrap_user_object
 from .errors import raise_unsupported, warn_at_user_code
+
+log = logging.getLogger(__name__)
 
 __all__ = ["TritonHOPifier", "TracingTritonHOPifier", "tracing_hopifier"]
 
@@ -307,8 +310,10 @@ class TritonHOPifier:
                     fields["kwargs"][name] = self._heuristic_value(value, name, _compat.python_function(base).__name__)
             hook = _compat.config_pre_hook(config)
             if hook is not None:
-                fields["block_shapes"] = self._block_shapes_set_by(hook, {**positional, **call_kwargs}, fields,
-                                                                   base, descriptors)
+                block_shapes = self._block_shapes_set_by(hook, {**positional, **call_kwargs}, fields, base,
+                                                         descriptors)
+                if block_shapes:
+                    fields["block_shapes"] = block_shapes
             result.append(fields)
         return result
 
@@ -345,13 +350,9 @@ class TritonHOPifier:
                 "config at trace time; anything else it does would happen once, at trace time",
                 fix=fix,
             )
-        if not changed:
-            self.raise_unsupported(
-                f"a triton.Config pre_hook of kernel {kernel_name!r} sets no TensorDescriptor block shape",
-                why="Hooks run arbitrary Python at launch, which a graph (and AOTInductor) cannot replay; only "
-                "setting descriptor block shapes is recorded",
-                fix=fix,
-            )
+        if not changed:  # e.g. triton's attention tutorial's hook, given tensors rather than descriptors
+            log.debug("kernel %s: a triton.Config pre_hook set nothing and used no argument of the launch; the "
+                      "graph leaves it out", kernel_name)
         return changed
 
     def _prune(self, autotuner: Any, configs: list[Any], positional: dict, call_kwargs: dict) -> list[Any]:
@@ -815,7 +816,9 @@ def check_eager_launch(kernel: Any, grid: Any, args: tuple[Any, ...], kwargs: di
 # argument refusing any use, config values and constexprs as themselves. The block shapes
 # it sets go into that config's record ("block_shapes"); a launch sets them again from the
 # record (_compat.config_from_fields), so no user code runs at launch. A hook that uses
-# anything else, or sets no block shape, is refused. inductor's generated launch takes one
+# anything else is refused. One that uses nothing and sets nothing (the attention tutorial's,
+# which returns at once when given tensors rather than descriptors) is left out; what a hook
+# does outside its arguments (a global) is not seen. inductor's generated launch takes one
 # block shape per descriptor, so such kernels launch through the package there.
 
 
