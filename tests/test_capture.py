@@ -504,7 +504,8 @@ def read_around_a_copy_to_an_address(x, table, out):
 class TestMemoryThatIsNoArgument(TestCase):
     """A kernel storing through a pointer made from an integer may write memory that is none of
     its arguments. Before, torch.compile read `out` after the launch as if the launch had not
-    written it (inductor: zeros for 0, 2, 4, ...; a silent wrong result)."""
+    written it (inductor: zeros for 0, 2, 4, ...; a silent wrong result). Now torch.compile
+    breaks the graph there (fullgraph=True: the error) and functionalization refuses it."""
 
     def inputs(self):
         x, out = torch.arange(16.0, device=DEVICE), torch.zeros(16, device=DEVICE)
@@ -515,6 +516,14 @@ class TestMemoryThatIsNoArgument(TestCase):
         for run in (read_around_a_copy_to_an_address, make_fx(read_around_a_copy_to_an_address)(*self.inputs())):
             for got, want in zip(run(*self.inputs()), expected):
                 torch.testing.assert_close(got, want)
+
+    def test_torch_compile_breaks_the_graph_there_and_launches_it_eagerly(self):
+        torch._dynamo.reset()
+        breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
+        before, after = torch.compile(read_around_a_copy_to_an_address)(*self.inputs())
+        torch.testing.assert_close(before, torch.ones(16, device=DEVICE))
+        torch.testing.assert_close(after, torch.arange(16.0, device=DEVICE) * 2)
+        self.assertGreater(sum(torch._dynamo.utils.counters["graph_break"].values()), breaks)
 
     def test_is_refused_where_the_program_is_functionalized(self):
         functionalized = {

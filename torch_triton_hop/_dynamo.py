@@ -29,7 +29,8 @@ import torch
 
 from . import _compat, _compat_dynamo, _compat_inductor, config
 from ._hopifier import GridKeyError, TritonHOPifier, grid_type_error, launching_kernel
-from ._hops import tensors_written, triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
+from ._hops import (other_memory_error, tensors_accessed, triton_kernel_wrapper_functional,
+                    triton_kernel_wrapper_mutation)
 from ._package_digest import package_digest
 from ._side_table import TensorDescriptorSpec, base_kernel, kernel_key_name, kernel_side_table, module_constants
 from .errors import KernelResolutionError, UnsupportedTritonKernelError, raise_unsupported
@@ -262,8 +263,11 @@ class DynamoTritonHOPifier(TritonHOPifier):
 # autograd.Function, which handle a launch's writes as they do an in-place op's).
 def _record_the_writes(tx: Any, node_kwargs: dict[str, Any]) -> None:
     example_kwargs = {name: _fx_example_value(value) for name, value in node_kwargs["kwargs"].items()}
-    written = tensors_written(node_kwargs["kernel"], node_kwargs["constant_args"], node_kwargs["configs"],
-                              example_kwargs)
+    accessed = tensors_accessed(node_kwargs["kernel"], node_kwargs["constant_args"], node_kwargs["configs"],
+                                example_kwargs)
+    if accessed.other_memory_written:  # without fullgraph=True: a graph break, the launch runs eagerly
+        _refuse(**other_memory_error(node_kwargs["kernel"], accessed.fallback_reason))
+    written = accessed.writes
     bodies = [(call, inputs) for op, inputs in _compat_dynamo.enclosing_bodies(tx)
               if (call := _control_flow_call(op)) is not None]
     for name in written:

@@ -21,7 +21,7 @@ graphs print, pickle and round-trip through torch.export.save / load.
 from __future__ import annotations
 
 import logging
-from typing import Any, NoReturn
+from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
@@ -595,13 +595,15 @@ def _refuse_writes_to_overlapping(kernel: str, kwargs: dict[str, Any], written: 
         )
 
 
-def _refuse_writes_to_other_memory(kernel: str, reason: str) -> NoReturn:
-    """A functional program orders, copies and reuses memory by what each op writes: a store to
-    memory that is none of the launch's arguments is invisible there (a read of that tensor
-    moved before the launch, a write into a copy). Eager launches and graphs that keep the
-    launch as written (make_fx, torch.export) run it in program order."""
-    raise_unsupported(
-        f"kernel {kernel_key_name(kernel)!r}: {reason}",
+def other_memory_error(kernel: str, reason: str) -> dict[str, Any]:
+    """raise_unsupported's arguments for a launch that may write memory that is none of its
+    arguments. A functional program orders, copies and reuses memory by what each op writes:
+    such a store is invisible there (a read of that tensor moved before the launch, a write
+    into a copy). Eager launches and graphs that keep the launch as written (make_fx,
+    torch.export) run it in program order; under torch.compile without fullgraph=True the
+    graph breaks there and the launch runs eagerly (_dynamo)."""
+    return dict(
+        what=f"kernel {kernel_key_name(kernel)!r}: {reason}",
         why="torch.compile, torch.func.functionalize and AOTAutograd order and copy tensors by what each launch "
             "writes among its arguments: the compiled program could read that memory before the kernel writes it",
         fix="Launch the kernel inside a torch.library.custom_op whose mutates_args names the tensors it writes (the "
@@ -621,7 +623,7 @@ def _functionalized_launch(ctx: Any, node: dict[str, Any], tensors_to_clone: lis
     written = accessed.writes if tensors_to_clone is None else tensors_to_clone
     _refuse_writes_to_overlapping(node["kernel"], unwrapped, written)
     if accessed.other_memory_written:
-        _refuse_writes_to_other_memory(node["kernel"], accessed.fallback_reason)
+        raise_unsupported(**other_memory_error(node["kernel"], accessed.fallback_reason))
     declared = shared_memory if tensors_to_clone is not None else None
     unwrapped, groups = _share_memory_exactly(ctx, kwargs, unwrapped, accessed, node["kernel"], declared)
     with ctx.redispatch_to_next():
