@@ -17,7 +17,6 @@ __all__ = [
     "UnsupportedTritonKernelError",
     "KernelResolutionError",
     "raise_unsupported",
-    "warn_at_user_code",
 ]
 
 
