@@ -94,6 +94,8 @@ class TensorAccesses:
     # kernel whose memory accesses differ may sum in another order (see _fusion). True
     # where the analysis fell back or writes were declared.
     reduces: bool = True
+    # The writes were declared (wrap_triton(kernel, writes=[...])), not found.
+    declared: bool = False
     # The kernel stores through a pointer no argument gives (grouped GEMM's table of
     # addresses): it may write memory that is none of its arguments. False where writes were
     # declared: the user says what it writes.
@@ -545,7 +547,8 @@ def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAcce
     declared = getattr(user_object, "writes", None)
     if declared is not None:
         writes = [name for name in tensors if name in declared]
-        return TensorAccesses(reads=tensors, writes=writes, fallback_reason="declared with wrap_triton(writes=...)")
+        return TensorAccesses(reads=tensors, writes=writes, fallback_reason="declared with wrap_triton(writes=...)",
+                              declared=True)
     args = complete_arguments(kernel, kwargs)
     # Module constants the kernel reads decide what it writes as its constexpr arguments do.
     # See [Note: Module constants of a kernel].

@@ -575,7 +575,8 @@ def _several_elements_in_one_place(t: torch.Tensor) -> bool:
                for size, stride in zip(t.size(), t.stride()))
 
 
-def _refuse_writes_to_overlapping(kernel: str, kwargs: dict[str, Any], written: list[str]) -> None:
+def _refuse_writes_to_overlapping(kernel: str, kwargs: dict[str, Any], written: list[str],
+                                  fallback_reason: str | None) -> None:
     """Functionalization replaces what a launch writes by a new value of each written tensor,
     and writes that value back element by element: where elements share memory, eager's last
     store is not what comes back. torch refuses an in-place op there (`x.expand(4).add_(1)`:
@@ -583,10 +584,12 @@ def _refuse_writes_to_overlapping(kernel: str, kwargs: dict[str, Any], written: 
     overlapping = [name for name in written if _several_elements_in_one_place(kwargs[name])]
     if overlapping:
         name = overlapping[0]
+        unsure = (f" (every tensor argument is taken as written: {fallback_reason}; if it is only read, declare "
+                  "what the kernel writes with wrap_triton(kernel, writes=[...]))" if fallback_reason else "")
         raise_unsupported(
-            f"kernel {kernel_key_name(kernel)!r} writes argument {name!r}, in which several elements are one memory "
-            f"location (sizes {list(kwargs[name].size())}, strides {list(kwargs[name].stride())}: an expand() or a "
-            "stride-0 view)",
+            f"kernel {kernel_key_name(kernel)!r} writes argument {name!r}{unsure}, in which several elements are one "
+            f"memory location (sizes {list(kwargs[name].size())}, strides {list(kwargs[name].stride())}: an expand() "
+            "or a stride-0 view)",
             why="torch.compile, torch.func.functionalize and AOTAutograd record the write as a new value for each "
                 "element, which cannot say what the kernel's stores to one location leave there; torch refuses an "
                 "in-place op on such a tensor too",
@@ -621,7 +624,8 @@ def _functionalized_launch(ctx: Any, node: dict[str, Any], tensors_to_clone: lis
     unwrapped = ctx.unwrap_tensors(kwargs)
     accessed = tensors_accessed(node["kernel"], node["constant_args"], node["configs"], unwrapped)
     written = accessed.writes if tensors_to_clone is None else tensors_to_clone
-    _refuse_writes_to_overlapping(node["kernel"], unwrapped, written)
+    _refuse_writes_to_overlapping(node["kernel"], unwrapped, written,
+                                  None if accessed.declared else accessed.fallback_reason)
     if accessed.other_memory_written:
         raise_unsupported(**other_memory_error(node["kernel"], accessed.fallback_reason))
     declared = shared_memory if tensors_to_clone is not None else None
