@@ -422,7 +422,7 @@ def _python_type(vt: Any) -> Any:
         return None
 
 
-def _refuse_non_kernel(type_name: str) -> None:
+def _refuse_non_kernel(type_name: str) -> NoReturn:
     _compat.dynamo_unimplemented(
         gb_type="wrap_triton: unsupported kernel call",
         explanation=f"wrap_triton: expected a @triton.jit kernel, optionally under @triton.autotune / "
