@@ -525,6 +525,19 @@ class TestMemoryThatIsNoArgument(TestCase):
         torch.testing.assert_close(after, torch.arange(16.0, device=DEVICE) * 2)
         self.assertGreater(sum(torch._dynamo.utils.counters["graph_break"].values()), breaks)
 
+    def test_an_autotuned_kernel_wrapped_in_the_compiled_code_launches_after_the_break(self):
+        """The wrapper is made while Dynamo traces; its launch runs eagerly. Before, under the
+        interpreter it took triton's autotuner, which cannot run there ("0 active drivers")."""
+        tuned = triton.autotune([triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=["n"])(
+            copy_to_address)
+
+        def copy(x, table, out):
+            wrap_triton(tuned)[(1,)](table, x, x.numel())
+            return out * 2
+
+        torch._dynamo.reset()
+        torch.testing.assert_close(torch.compile(copy)(*self.inputs()), torch.arange(16.0, device=DEVICE) * 2)
+
     def test_is_refused_where_the_program_is_functionalized(self):
         functionalized = {
             "inductor": torch.compile(read_around_a_copy_to_an_address, fullgraph=True),

@@ -102,7 +102,8 @@ class TritonKernelWrapper:
         self.writes = None if writes is None else tuple(writes)
         self.interpreter_config = interpreter_config
         # Under the interpreter triton cannot autotune; our launch path runs the first config.
-        self.launch_directly = is_dynamo_compiling() or not _interpreted_autotuner(kernel)
+        # A wrapper made in compiled code decides at its first eager launch (after a graph break).
+        self.launch_directly = None if is_dynamo_compiling() else not _interpreted_autotuner(kernel)
         # launch(grid, /, *args, **kwargs): the eager launch, built at the first one. See [Note: Fast launch]
         self.fast_launch: Any = None
 
@@ -188,6 +189,8 @@ def _build_launch(wrapper: TritonKernelWrapper, **options: Any) -> Any:
     """The wrapper's eager launch(grid, /, *args, **kwargs): the generated fast launch, handing
     what it does not take to _launch_slowly; _launch_slowly itself where there is none (the
     interpreter, an interpreted autotuner). options: fast_launcher's (the benchmark)."""
+    if wrapper.launch_directly is None:
+        wrapper.launch_directly = not _interpreted_autotuner(wrapper.kernel)
     launcher = fast_launcher(wrapper.kernel, fallback=partial(_launch_slowly, wrapper),
                              **options) if wrapper.launch_directly else None
     wrapper.fast_launch = launcher.launch if launcher is not None else partial(_launch_slowly_called, wrapper)
