@@ -624,10 +624,10 @@ def _functionalized_launch(ctx: Any, node: dict[str, Any], tensors_to_clone: lis
     unwrapped = ctx.unwrap_tensors(kwargs)
     accessed = tensors_accessed(node["kernel"], node["constant_args"], node["configs"], unwrapped)
     written = accessed.writes if tensors_to_clone is None else tensors_to_clone
-    _refuse_writes_to_overlapping(node["kernel"], unwrapped, written,
-                                  None if accessed.declared else accessed.fallback_reason)
     if accessed.other_memory_written:
         raise_unsupported(**other_memory_error(node["kernel"], accessed.fallback_reason))
+    _refuse_writes_to_overlapping(node["kernel"], unwrapped, written,
+                                  None if accessed.declared else accessed.fallback_reason)
     declared = shared_memory if tensors_to_clone is not None else None
     unwrapped, groups = _share_memory_exactly(ctx, kwargs, unwrapped, accessed, node["kernel"], declared)
     with ctx.redispatch_to_next():
