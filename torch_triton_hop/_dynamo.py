@@ -32,7 +32,8 @@ from ._hopifier import GridKeyError, TritonHOPifier, grid_type_error, launching_
 from ._hops import (other_memory_error, tensors_accessed, triton_kernel_wrapper_functional,
                     triton_kernel_wrapper_mutation)
 from ._package_digest import package_digest
-from ._side_table import TensorDescriptorSpec, base_kernel, kernel_key_name, kernel_side_table, module_constants
+from ._side_table import (TensorDescriptorSpec, base_kernel, kernel_key_name, kernel_layers, kernel_side_table,
+                          module_constants)
 from .errors import KernelResolutionError, UnsupportedTritonKernelError, raise_unsupported
 
 __all__ = ["dynamo_entry", "DynamoTritonHOPifier"]
@@ -352,20 +353,19 @@ def _guard_what_the_layers_choose_by(vt: Any, path: tuple[str, ...], kernel: Any
     `vt` by `path`) decide with: the configs list, each config, the pruning functions and the
     heuristic functions, each by identity (the capture read them; Dynamo guards none of them).
     What is changed inside one (a config's kwargs edited in place) is not seen."""
-    layer = kernel
-    while isinstance(layer, _compat.TRITON_WRAPPER_TYPES):
+    for depth, layer in enumerate(kernel_layers(kernel)):
+        at = (*path, *("fn",) * depth)  # each layer is the .fn of the one above
         if isinstance(layer, _compat.Autotuner):
-            _compat_dynamo.guard_identity(vt, *path, "configs")
-            _compat_dynamo.guard_length(vt, *path, "configs")
+            _compat_dynamo.guard_identity(vt, *at, "configs")
+            _compat_dynamo.guard_length(vt, *at, "configs")
             for index in range(len(layer.configs)):
-                _compat_dynamo.guard_identity(vt, *path, "configs", _compat_dynamo.Index(index))
+                _compat_dynamo.guard_identity(vt, *at, "configs", _compat_dynamo.Index(index))
             for name in ("early_config_prune", "perf_model"):
-                _compat_dynamo.guard_identity(vt, *path, name)
+                _compat_dynamo.guard_identity(vt, *at, name)
         else:
-            _compat_dynamo.guard_identity(vt, *path, "values")
+            _compat_dynamo.guard_identity(vt, *at, "values")
             for name in layer.values:
-                _compat_dynamo.guard_identity(vt, *path, "values", _compat_dynamo.Key(name))
-        layer, path = layer.fn, (*path, "fn")
+                _compat_dynamo.guard_identity(vt, *at, "values", _compat_dynamo.Key(name))
 
 
 def _wrapped_kernel(tx: Any, wrapper_vt: Any) -> tuple[Any, Any, Any]:

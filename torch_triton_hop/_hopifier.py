@@ -222,7 +222,7 @@ class TritonHOPifier:
                 # Same choice as torch (pytorch#136504).
                 combined[param.name] = self.specialize_symbolic(combined[param.name])
         missing = [n for n in param_names if n not in combined and not any(n in c["kwargs"] for c in configs)]
-        if missing and not all(_has_default(base, n) for n in missing):
+        if missing and not all(n in defaults for n in missing):
             self.raise_unsupported(**missing_arguments_error(kernel_name, missing, param_names))
 
         # Heuristics, pruning and grids above saw the descriptors themselves, as triton shows them.
@@ -632,11 +632,11 @@ def missing_arguments(layers: list[Any], given: dict[str, Any]) -> list[str]:
     """Parameters of layers[-1] (the base kernel) that neither the call (`given`), an autotune
     config, a heuristic nor a default supplies; layers: the kernel's, outermost first."""
     base = layers[-1]
-    supplied = set(given) | _names_configs_set(layers[:-1])
+    supplied = set(given) | _names_configs_set(layers[:-1]) | set(_parameter_defaults(base))
     for layer in layers[:-1]:
         if not isinstance(layer, _compat.Autotuner):
             supplied.update(layer.values)
-    return [p.name for p in _compat.kernel_params(base) if p.name not in supplied and not _has_default(base, p.name)]
+    return [p.name for p in _compat.kernel_params(base) if p.name not in supplied]
 
 
 def _names_configs_set(layers: list[Any]) -> set[str]:
@@ -846,10 +846,6 @@ class _Untouchable:
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __floordiv__ = __truediv__ = _touched
     __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __call__ = _touched
     __hash__ = None  # type: ignore[assignment]
-
-
-def _has_default(kernel: Any, name: str) -> bool:
-    return name in _parameter_defaults(kernel)
 
 
 def _parameter_defaults(kernel: Any) -> dict[str, Any]:
