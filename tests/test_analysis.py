@@ -213,7 +213,35 @@ def test_store_through_a_pointer_made_from_an_integer_falls_back_and_explain_say
     accesses = identify_accessed_tensors(_store_through_int_address, kwargs)
     assert accesses.writes == ["table_ptr", "x_ptr"]  # every tensor argument: the safe answer
     assert "tt.int_to_ptr" in accesses.fallback_reason
-    assert "writes memory that is none of its arguments" in explain(_store_through_int_address, kwargs)
+    assert "may write memory that is none of its arguments" in explain(_store_through_int_address, kwargs)
+
+
+@triton.jit
+def _load_through_int_address(table_ptr, out_ptr, BLOCK: tl.constexpr):
+    # The other half of grouped GEMM's pattern: the input's address read from a table.
+    source = tl.load(table_ptr).to(tl.pointer_type(tl.float32))
+    tl.store(out_ptr + tl.arange(0, BLOCK), tl.load(source + tl.arange(0, BLOCK)))
+
+
+@triton.jit
+def _load_from(source):
+    return tl.load(source + tl.arange(0, 16))
+
+
+@triton.jit
+def _load_through_int_address_in_a_call(table_ptr, out_ptr, BLOCK: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, BLOCK), _load_from(tl.load(table_ptr).to(tl.pointer_type(tl.float32))))
+
+
+@pytest.mark.parametrize("kernel", [_load_through_int_address, _load_through_int_address_in_a_call])
+def test_a_load_through_a_pointer_made_from_an_integer_is_named_beside_exact_accesses(kernel):
+    kwargs = {"table_ptr": torch.zeros(1, dtype=torch.int64), "out_ptr": torch.zeros(16), "BLOCK": 16}
+    accesses = identify_accessed_tensors(kernel, kwargs)
+    assert (accesses.fallback_reason, accesses.reads, accesses.writes) == (None, ["table_ptr"], ["out_ptr"])
+    assert len(accesses.other_memory_read) == 1
+    assert "tt.int_to_ptr" in accesses.other_memory_read[0] and "test_analysis.py" in accesses.other_memory_read[0]
+    assert "memory that is none of its arguments: a load through a pointer made from an integer" in explain(
+        kernel, kwargs)
 
 
 @pytest.mark.parametrize("arguments, message", [

@@ -548,7 +548,7 @@ class TestMemoryThatIsNoArgument(TestCase):
             torch._dynamo.reset()
             with self.subTest(name), self.assertRaisesRegex(
                     Exception, r"kernel 'copy_to_address': a store through a pointer made from an integer "
-                               r"\(tt.int_to_ptr\).* Launch the kernel inside a torch.library.custom_op"):
+                               r"\(tt.int_to_ptr\).* Compile without fullgraph=True"):
                 run(*self.inputs())
 
     def test_a_kernel_whose_pointer_is_its_argument_compiles_with_its_writes_declared(self):
@@ -564,6 +564,74 @@ class TestMemoryThatIsNoArgument(TestCase):
                                                r"made from an integer"):
             torch._dynamo.reset()
             torch.compile(_double_undeclared, fullgraph=True)(x)
+
+
+@triton.jit
+def copy_from_address(table_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """The input's address is read from a table of data_ptr()s."""
+    offs = tl.arange(0, BLOCK)
+    source = tl.load(table_ptr).to(tl.pointer_type(tl.float32))
+    tl.store(out_ptr + offs, tl.load(source + offs, mask=offs < n), mask=offs < n)
+
+
+def double_then_copy_from_address(w, table):
+    w.mul_(2)
+    out = torch.empty(16, device=w.device)
+    wrap_triton(copy_from_address)[(1,)](table, out, 16, BLOCK=16)
+    return out
+
+
+def copy_from_address_then_double(w, table):
+    out = torch.empty(16, device=w.device)
+    wrap_triton(copy_from_address)[(1,)](table, out, 16, BLOCK=16)
+    w.mul_(2)
+    return out + 1
+
+
+@pytest.mark.any_device
+class TestMemoryReadThatIsNoArgument(TestCase):
+    """A kernel loading through a pointer made from an integer may read memory that is none of
+    its arguments. Before, torch.compile moved an in-place update of that tensor across the
+    launch: under aot_eager the launch read w before `w.mul_(2)` written before it (written back
+    when the graph ends); under inductor it read w after `w.mul_(2)` written after it. Now
+    torch.compile breaks the graph there (fullgraph=True: the error)."""
+
+    def inputs(self):
+        w = torch.arange(16.0, device=DEVICE)
+        return w, torch.tensor([w.data_ptr()], device=DEVICE)
+
+    def test_compiled_code_launches_it_in_program_order(self):
+        w = torch.arange(16.0, device=DEVICE)
+        expected = {double_then_copy_from_address: w * 2, copy_from_address_then_double: w + 1}
+        for program, want in expected.items():
+            for backend in ("inductor", "aot_eager"):
+                with self.subTest(program=program.__name__, backend=backend):
+                    torch._dynamo.reset()
+                    breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
+                    w, table = self.inputs()
+                    torch.testing.assert_close(torch.compile(program, backend=backend)(w, table), want)
+                    torch.testing.assert_close(w, torch.arange(16.0, device=DEVICE) * 2)
+                    self.assertGreater(sum(torch._dynamo.utils.counters["graph_break"].values()), breaks)
+
+    def test_fullgraph_says_where_it_loads(self):
+        torch._dynamo.reset()
+        with self.assertRaisesRegex(Exception, r"kernel 'copy_from_address': a load through a pointer made from an "
+                                               r"integer \(tt.int_to_ptr\) at .*test_capture.py:\d+: the kernel may "
+                                               r"read memory that is none of its arguments.* Compile without "
+                                               r"fullgraph=True"):
+            torch.compile(double_then_copy_from_address, fullgraph=True)(*self.inputs())
+
+    def test_eager_make_fx_and_export_keep_it_in_program_order(self):
+        class Program(torch.nn.Module):
+            def forward(self, w, table):
+                return double_then_copy_from_address(w, table)
+
+        runs = {"eager": double_then_copy_from_address,
+                "make_fx": make_fx(double_then_copy_from_address)(*self.inputs()),
+                "export": torch.export.export(Program(), self.inputs()).module()}
+        for name, run in runs.items():
+            with self.subTest(name):
+                torch.testing.assert_close(run(*self.inputs()), torch.arange(16.0, device=DEVICE) * 2)
 
 
 def _double_undeclared(x):

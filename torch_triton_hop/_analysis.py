@@ -58,8 +58,7 @@ _LOADED = 1    # loaded from memory (a pointer table)
 _FROM_INT = 2  # made from an integer (tt.int_to_ptr), e.g. an address loaded as int64
 _ORIGIN_TEXT = {
     _LOADED: "a pointer loaded from memory",
-    _FROM_INT: "a pointer made from an integer (tt.int_to_ptr): the kernel writes memory that is none of its "
-               "arguments",
+    _FROM_INT: "a pointer made from an integer (tt.int_to_ptr)",
 }
 
 
@@ -100,6 +99,9 @@ class TensorAccesses:
     # addresses): it may write memory that is none of its arguments. False where writes were
     # declared: the user says what it writes.
     other_memory_written: bool = False
+    # The loads through such a pointer ("a load through ... at file:line"): the kernel may read
+    # memory that is none of its arguments. Empty where writes were declared.
+    other_memory_read: list[str] = dataclasses.field(default_factory=list)
     # Source lines where the kernel adds the quotient of an fp32 (or narrower) division
     # (see [Note: Divisions that ptxas may fuse into an add]).
     approximate_sums: list[str] = dataclasses.field(default_factory=list)
@@ -116,6 +118,7 @@ class _Summary:
     write_ops: dict[int, set[str]] = dataclasses.field(default_factory=dict)  # parameter index -> ops
     read_ops: dict[int, set[str]] = dataclasses.field(default_factory=dict)
     return_origins: list[int] = dataclasses.field(default_factory=list)  # per returned value, _LOADED | _FROM_INT
+    other_memory_reads: list[str] = dataclasses.field(default_factory=list)  # loads through such a pointer
 
 
 class _FunctionAnalysis:
@@ -156,7 +159,7 @@ class _FunctionAnalysis:
         deps: dict[int, list[int]] = {}   # value -> values its pointer may derive from
         fixed: dict[int, int] = {p: 1 << i for i, p in enumerate(params)}
         write_roots: list[tuple[int, str, str]] = []
-        read_roots: list[tuple[int, str]] = []
+        read_roots: list[tuple[int, str, str]] = []
         call_effects: list[tuple[Op, _Summary]] = []
         returns: list[list[int]] = []
 
@@ -169,7 +172,7 @@ class _FunctionAnalysis:
             if name in WRITE_OPS and op.operands:
                 write_roots.append((op.operands[0], self.where(op), name))
             if name in _READ_OPS and op.operands:
-                read_roots.append((op.operands[0], name))
+                read_roots.append((op.operands[0], name, self.where(op)))
             if name == "tt.elementwise_inline_asm" and "pure = true" not in op.text:
                 raise AnalysisFallback(f"impure inline assembly at {self.where(op)}")
             if name not in WRITE_OPS and name not in _READ_OPS and name.startswith("tt.") and any(
@@ -219,12 +222,17 @@ class _FunctionAnalysis:
             mask = masks.get(value, 0)
             origin = origin_of(mask)
             if origin:
-                raise OtherMemoryWritten(f"a store through {origin} at {site}")
+                raise OtherMemoryWritten(f"a store through {origin} at {site}: the kernel may write memory that is "
+                                         "none of its arguments")
             for i in _bits(mask, len(params)):
                 writes.setdefault(i, []).append(site)
                 write_ops.setdefault(i, set()).add(op_name)
-        for value, op_name in read_roots:
-            for i in _bits(masks.get(value, 0), len(params)):
+        other_memory_reads: list[str] = []
+        for value, op_name, site in read_roots:
+            mask = masks.get(value, 0)
+            if origin := origin_of(mask):
+                other_memory_reads.append(f"a load through {origin} at {site}")
+            for i in _bits(mask, len(params)):
                 read_ops.setdefault(i, set()).add(op_name)
         reads = set(read_ops)
         for op, callee in call_effects:
@@ -233,13 +241,18 @@ class _FunctionAnalysis:
                 mask = masks.get(op.operands[i], 0) if i < len(op.operands) else 0
                 origin = origin_of(mask)
                 if origin:
-                    raise OtherMemoryWritten(f"{origin} is written by a call at {call_site}")
+                    raise OtherMemoryWritten(f"{origin} is written by a call at {call_site}: the kernel may write "
+                                             "memory that is none of its arguments")
                 for j in _bits(mask, len(params)):
                     writes.setdefault(j, []).extend(f"{s} (called at {call_site})" for s in sites)
                     write_ops.setdefault(j, set()).update(callee.write_ops.get(i, ()))
+            other_memory_reads.extend(f"{read} (called at {call_site})" for read in callee.other_memory_reads)
             for i in callee.reads:
                 if i < len(op.operands):
-                    for j in _bits(masks.get(op.operands[i], 0), len(params)):
+                    mask = masks.get(op.operands[i], 0)
+                    if origin := origin_of(mask):
+                        other_memory_reads.append(f"a load through {origin} by a call at {call_site}")
+                    for j in _bits(mask, len(params)):
                         reads.add(j)
                         read_ops.setdefault(j, set()).update(callee.read_ops.get(i, ()))
         result_masks = [0] * max((len(r) for r in returns), default=0)
@@ -250,7 +263,7 @@ class _FunctionAnalysis:
                 result_masks[k] |= mask & (unknown_bit - 1)
                 result_origins[k] |= sum(origin for origin, bit in origin_bits.items() if mask & bit)
         return _Summary(writes=writes, reads=reads, returns=result_masks, return_origins=result_origins,
-                        write_ops=write_ops, read_ops=read_ops)
+                        write_ops=write_ops, read_ops=read_ops, other_memory_reads=other_memory_reads)
 
     @staticmethod
     def _wire_regions(op: Op, add: Any) -> None:
@@ -418,6 +431,7 @@ def _analyse(base: Any, args: dict[str, Any]) -> tuple[dict[str, list[str]], set
     ops = {kind: {names[i]: sorted(found) for i, found in by_param.items() if names[i] is not None}
            for kind, by_param in (("write", summary.write_ops), ("read", summary.read_ops))}
     ops["reduces"] = _REDUCTION.search(text) is not None
+    ops["other_memory_read"] = list(dict.fromkeys(summary.other_memory_reads))
     ops["approximate_sums"] = _approximate_divisions_added(functions, aliases)
     ops["mixed_half_roundings"] = _mixed_half_roundings(functions, aliases)
     return writes, reads, ops
@@ -592,6 +606,7 @@ def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAcce
         read_ops={name: ops["read"][name] for name in tensors if name in ops["read"]},
         reduces=ops.get("reduces", True),
         other_memory_written=ops.get("other_memory_written", False),
+        other_memory_read=ops.get("other_memory_read", []),
         approximate_sums=ops.get("approximate_sums", []),
         mixed_half_roundings=ops.get("mixed_half_roundings", []),
     )
@@ -635,6 +650,7 @@ def explain(kernel: Any, kwargs: dict[str, Any]) -> str:
     if accesses.fallback_reason:
         lines.append(f"  every tensor argument is treated as written: {accesses.fallback_reason}")
     lines.append(f"  reads:  {', '.join(accesses.reads) or '(none)'}")
+    lines.extend(f"    and memory that is none of its arguments: {read}" for read in accesses.other_memory_read)
     lines.append(f"  writes: {', '.join(accesses.writes) or '(none)'}")
     for name, sites in accesses.write_sites.items():
         for site in sites:

@@ -266,8 +266,8 @@ def _record_the_writes(tx: Any, node_kwargs: dict[str, Any]) -> None:
     example_kwargs = {name: _fx_example_value(value) for name, value in node_kwargs["kwargs"].items()}
     accessed = tensors_accessed(node_kwargs["kernel"], node_kwargs["constant_args"], node_kwargs["configs"],
                                 example_kwargs)
-    if accessed.other_memory_written:  # without fullgraph=True: a graph break, the launch runs eagerly
-        _refuse(**other_memory_error(node_kwargs["kernel"], accessed.fallback_reason))
+    if error := other_memory_error(node_kwargs["kernel"], accessed):  # without fullgraph=True: a graph
+        _refuse(**error)                                                # break, the launch runs eagerly
     written = accessed.writes
     bodies = [(call, inputs) for op, inputs in _compat_dynamo.enclosing_bodies(tx)
               if (call := _control_flow_call(op)) is not None]

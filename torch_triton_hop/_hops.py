@@ -29,7 +29,7 @@ import triton
 
 from . import _compat
 from ._trace import accesses as trace_accesses
-from ._analysis import identify_accessed_tensors
+from ._analysis import TensorAccesses, identify_accessed_tensors
 from ._fx_values import node_value, view_source
 from ._compat import DispatchKey
 from ._side_table import TensorDescriptorSpec, base_kernel, kernel_key_name, kernel_layers, kernel_side_table
@@ -598,20 +598,32 @@ def _refuse_writes_to_overlapping(kernel: str, kwargs: dict[str, Any], written: 
         )
 
 
-def other_memory_error(kernel: str, reason: str) -> dict[str, Any]:
-    """raise_unsupported's arguments for a launch that may write memory that is none of its
-    arguments. A functional program orders, copies and reuses memory by what each op writes:
-    such a store is invisible there (a read of that tensor moved before the launch, a write
-    into a copy). Eager launches and graphs that keep the launch as written (make_fx,
-    torch.export) run it in program order; under torch.compile without fullgraph=True the
-    graph breaks there and the launch runs eagerly (_dynamo)."""
+def other_memory_error(kernel: str, accessed: TensorAccesses) -> dict[str, Any] | None:
+    """raise_unsupported's arguments for a launch that may write or read memory that is none of
+    its arguments (a pointer made from an integer, as grouped GEMM's table of data_ptr()s
+    gives); None for one that accesses its arguments only. A functional program orders, copies
+    and reuses memory by what each op reads and writes: such an access is invisible there (a
+    read of that tensor moved before the launch; an in-place update before the launch written
+    back only when the graph ends, so the kernel reads the old values). Eager launches and
+    graphs that keep the launch as written (make_fx, torch.export) run it in program order;
+    under torch.compile without fullgraph=True the graph breaks there and the launch runs
+    eagerly (_dynamo). A custom_op around the launch is no way out: functionalization runs it
+    on copies of what it mutates."""
+    if accessed.other_memory_written:
+        what = accessed.fallback_reason
+    elif accessed.other_memory_read:
+        what = "; ".join(accessed.other_memory_read) + ": the kernel may read memory that is none of its arguments"
+    else:
+        return None
     return dict(
-        what=f"kernel {kernel_key_name(kernel)!r}: {reason}",
-        why="torch.compile, torch.func.functionalize and AOTAutograd order and copy tensors by what each launch "
-            "writes among its arguments: the compiled program could read that memory before the kernel writes it",
-        fix="Launch the kernel inside a torch.library.custom_op whose mutates_args names the tensors it writes (the "
-            "op then runs as written). If the pointer is one of the kernel's tensor arguments, say which it writes: "
-            "wrap_triton(kernel, writes=[...])",
+        what=f"kernel {kernel_key_name(kernel)!r}: {what}",
+        why="torch.compile, torch.func.functionalize and AOTAutograd order, copy and reuse tensors by what each "
+            "launch reads and writes among its arguments: other code's accesses to that memory could move across "
+            "the launch (an in-place update made before it is written back only when the compiled graph ends)",
+        fix="Compile without fullgraph=True: torch.compile then breaks the graph at this launch and runs it "
+            "eagerly, in program order (as it runs a function decorated with @torch.compiler.disable). If each "
+            "such pointer is one of the kernel's own tensor arguments, declare what it writes: "
+            "wrap_triton(kernel, writes=[...]) (a declaration is trusted)",
     )
 
 
@@ -624,8 +636,8 @@ def _functionalized_launch(ctx: Any, node: dict[str, Any], tensors_to_clone: lis
     unwrapped = ctx.unwrap_tensors(kwargs)
     accessed = tensors_accessed(node["kernel"], node["constant_args"], node["configs"], unwrapped)
     written = accessed.writes if tensors_to_clone is None else tensors_to_clone
-    if accessed.other_memory_written:
-        raise_unsupported(**other_memory_error(node["kernel"], accessed.fallback_reason))
+    if error := other_memory_error(node["kernel"], accessed):
+        raise_unsupported(**error)
     _refuse_writes_to_overlapping(node["kernel"], unwrapped, written,
                                   None if accessed.declared else accessed.fallback_reason)
     declared = shared_memory if tensors_to_clone is not None else None
