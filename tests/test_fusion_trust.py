@@ -1434,3 +1434,40 @@ def test_an_int_scalar_out_of_the_tensors_range_wraps_as_eager(program):
     """Under the interpreter the fused code raised (numpy will not make an int8 of 300)."""
     x = torch.tensor([-128, 127, 0, 5, -1, 44], dtype=torch.int8, device=DEVICE)
     check_exact(program, x, expect_fused=True)
+
+
+@triton.jit
+def store_scaled_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < n) * 1.5, mask=offsets < n)
+
+
+@triton.jit
+def load_with_other_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, OTHER: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < n, other=OTHER).to(tl.int32))
+
+
+def test_an_epilogue_sees_what_a_store_of_a_float_into_a_bool_tensor_wrote():
+    """GPU hunt, H100 + triton 3.6: tl.store of a float into a bool tensor converts it to int8 in
+    triton 3.6-3.8 (0.75 -> 0, False; -1.5 -> the byte 0xFF, True) and to int1 (!= 0) in 3.9.
+    The fused epilogue took the value as != 0: `.to(torch.int8) * 5` gave 5 where the program
+    gives 0, in 121 of 200 elements."""
+    def f(x):
+        out = torch.empty(x.shape, device=x.device, dtype=torch.bool)
+        wrap_triton(store_scaled_kernel)[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)
+        return out.to(torch.int8) * 5
+
+    x = torch.tensor([0.0, 0.5, -0.5, 0.7, -0.7, 1.0, -1.0, 1e-30, -0.0, 100.0, 200.0, -200.0], device=DEVICE)
+    check_exact(f, x.repeat(20), expect_fused=True)
+
+
+def test_a_prologue_into_a_masked_bool_load_gives_other_as_the_load_converts_it():
+    """tl.load from a bool tensor converts `other` to int8 first (every triton): other=0.5 is
+    False there, where the fused prologue gave 0.5 != 0, True."""
+    def f(x):
+        out = torch.empty(32, device=x.device, dtype=torch.int32)
+        wrap_triton(load_with_other_kernel)[(1,)](x > 0, out, x.numel(), BLOCK=32, OTHER=0.5)
+        return out
+
+    check_exact(f, torch.randn(20, device=DEVICE), expect_fused=True)

@@ -537,6 +537,14 @@ def triton_dtype_from_name(name: str) -> Any:
         return None
 
 
+# What tl.store writes into a bool tensor. triton 3.6-3.8 convert the value to int8 (a float
+# truncated toward zero: 0.75 -> 0, False; -1.5 -> the byte 0xFF, read back as True; an int
+# wrapped: 256 -> 0); triton 3.9 converts it to int1 (!= 0) first. A fused epilogue must see
+# what the store would have written (GPU hunt, H100 + triton 3.6). Every version converts a
+# masked load's `other` to int8 before reading the byte as a bool.
+STORE_TO_BOOL_CONVERTS_TO_INT8 = tuple(int(part) for part in triton.__version__.split(".")[:2]) < (3, 9)
+
+
 def tensor_descriptor_fields(desc: Any) -> dict[str, Any]:
     """A host-side TensorDescriptor's fields (triton 3.6-3.8: base, shape, strides,
     block_shape, padding; 3.9 adds round_f32_to_tf32)."""

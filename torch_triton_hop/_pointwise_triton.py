@@ -346,7 +346,7 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
     if kind == "epilogue":
         assert value is not None
         dtype = value.meta["val"].dtype
-        stored = _rounded("value", dtype, target, opaque_ones)
+        stored = _rounded(_as_a_store_converts("value", dtype), dtype, target, opaque_ones)
         if target == "interpreter":  # see [Note: bf16 and fp8 under triton's interpreter]
             stored = f"tl.broadcast_to({stored}, offset.shape)"
         boundary[value] = ("value", _widened(stored, dtype, target, "the stored value"), dtype)
@@ -384,7 +384,7 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
                  "    if other is not None:",
                  # tl.load converts other to the pointer's element type first: a float other of
                  # an integer load must not promote the loaded values to float.
-                 f"        result = tl.where(mask, result, tl.cast(other, {TRITON_DTYPES[result_dtype]}))",
+                 f"        result = tl.where(mask, result, {_as_a_load_converts('other', result_dtype)})",
                  "    else:",
                  "        result = tl.where(mask, result, tl.zeros_like(result))"]
         if target == "gpu":
@@ -519,6 +519,22 @@ def _opaque_move(value: str, dtype: torch.dtype, ones: str) -> str:
     else:  # -1 sign-extends to 64 bits set
         moved = f"(({as_bits} & {ones}.to({bits})) | ({ones}.to({bits}) + 1))"
     return f"{moved}.to({TRITON_DTYPES[dtype]}, bitcast=True)"
+
+
+def _as_a_store_converts(value: str, dtype: torch.dtype) -> str:
+    """`value` converted as tl.store converts what it writes to a tensor of `dtype`: into a
+    bool tensor through int8 where this triton does (_compat.STORE_TO_BOOL_CONVERTS_TO_INT8)."""
+    if dtype == torch.bool and _compat.STORE_TO_BOOL_CONVERTS_TO_INT8:
+        return f"tl.cast({value}, tl.int8)"
+    return value
+
+
+def _as_a_load_converts(other: str, dtype: torch.dtype) -> str:
+    """A masked load's `other` as tl.load converts it for a tensor of `dtype`: for a bool
+    tensor, to int8 first, then read as a bool (other=0.5 is False)."""
+    if dtype == torch.bool:
+        return f"tl.cast(tl.cast({other}, tl.int8), tl.int1)"
+    return f"tl.cast({other}, {TRITON_DTYPES[dtype]})"
 
 
 def _rounded(value: str, dtype: torch.dtype, target: str, ones: str | None) -> str:
