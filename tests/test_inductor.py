@@ -14,6 +14,8 @@ import textwrap
 
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 from torch_triton_hop import wrap_triton
 
@@ -562,3 +564,32 @@ def test_an_exported_program_saved_and_loaded_compiles(backend, tmp_path):
     for size in (40, 77):
         x, y = rand(size), rand(size)
         torch.testing.assert_close(compiled(x, y), ((x + y) * 3.0).relu())
+
+
+@triton.jit
+def load_with_padding(x_ptr, out_ptr, n, PAD: tl.constexpr, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets % 4 != 1, other=PAD), mask=offsets < n)
+
+
+@pytest.mark.parametrize("fusion", [True, False], ids=["fused", "unfused"])
+@pytest.mark.parametrize("pad", [float("-inf"), float("inf"), float("nan")])
+def test_a_constexpr_that_is_not_a_finite_float_compiles(pad, fusion):
+    """On a GPU inductor writes a user kernel's constexprs into the module that defines it,
+    which has no `inf` or `nan`: PAD=-inf failed with "NameError: name 'inf' is not defined"
+    (torch's built-in path too; GPU hunt, H100)."""
+    import torch_triton_hop
+
+    def f(x):
+        out = torch.empty(64, device=x.device)
+        wrap_triton(load_with_padding)[(1,)](x * 2.0, out, 64, PAD=pad, BLOCK=64)
+        return out
+
+    x = rand(64)
+    previous, torch_triton_hop.config.fusion = torch_triton_hop.config.fusion, fusion
+    try:
+        got, code = compile_and_code(f, x)
+    finally:
+        torch_triton_hop.config.fusion = previous
+    assert "load_with_padding" in code  # launched (as load_with_padding_fused where fused), not graph-broken
+    torch.testing.assert_close(got, f(x), equal_nan=True, rtol=0, atol=0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import math
 import threading
 from typing import Any
 
@@ -167,6 +168,8 @@ def user_defined_triton_kernel(
     from torch.fx.immutable_collections import immutable_list
 
     tensors = [name for name, value in kernel_args.items() if is_inductor_tensor(value)]
+    kernel_args = {name: _SourceFloat(value) if isinstance(value, float) and not math.isfinite(value) else value
+                   for name, value in kernel_args.items()}
 
     def identify_mutated_tensors(*args: Any, **kwargs: Any) -> list[str]:
         return [name for name in tensors if name in writes]
@@ -208,6 +211,22 @@ def user_defined_triton_kernel(
 
 
 _TORCH_ANALYSIS_LOCK = threading.Lock()
+
+
+class _SourceFloat(float):
+    """A float whose repr is Python source: float('inf'), float('-inf'), float('nan').
+
+    torch 2.11-2.13: define_user_defined_triton_kernel (codegen/wrapper.py) writes the kernel's
+    constexpr values into the module that defines it as `triton_meta={...!r}`, a module that
+    does not import inf or nan: a constexpr `-inf` (a masked load's other, a padding value)
+    failed to compile with "NameError: name 'inf' is not defined" (torch's own path too; GPU
+    hunt, H100). Pickled, it is a plain float."""
+
+    def __repr__(self) -> str:
+        return f"float('{float(self)!r}')"
+
+    def __reduce__(self) -> tuple:
+        return float, (float(self),)
 
 
 @functools.cache
