@@ -13,6 +13,7 @@
 #   PROFILE=1 bash benchmarks/device_runs.sh llama_rope   # 1 GPU: plain, ours, ours with HF's RoPE, built-in
 #       # (SHAPE="--layers 8 --batch 4 --seq 2048": the second shape)
 #   bash benchmarks/device_runs.sh llama_memory    # 1 GPU: each path's allocations alive at its peak (SHAPE= too)
+#   bash benchmarks/device_runs.sh fusion_hunt     # 1 GPU: benchmarks/fusion_hunt.py, the hand-written adversarial programs
 #   bash benchmarks/device_runs.sh fusion_gpu      # 1 GPU: benchmarks/fusion.py, then the gpu fusion corpus and Liger tests
 #       # (ONLY="--only NAME ..." ROUNDS=40 ROUND_MS=200 NO_TESTS=1: some rows, longer)
 #   bash benchmarks/device_runs.sh compile_time    # 1 GPU: the Llama + Liger first step, one path per process
@@ -91,6 +92,11 @@ llama_memory)
     timeout "${LIMIT:-330}" python3 benchmarks/llama_liger.py --paths "${PATHS:-plain,ours_hf_rope,ours}" --rounds 2 ${SHAPE:-} \
         --steps-per-round 2 --json "$OUT/llama_memory.json" --memory-at-peak "$OUT/llama_memory_at_peak.txt" 2>&1 \
         | grep -v "warn_once\|dynamo_pgo" | tail -30 | tee "$OUT/llama_memory.log"
+    ;;
+fusion_hunt)
+    # benchmarks/fusion_hunt.py: every hand-written adversarial program, fused against unfused (~4 min)
+    timeout 540 python3 benchmarks/fusion_hunt.py --budget 480 > "$OUT/fusion_hunt.log" 2>&1
+    grep "^CASE" "$OUT/fusion_hunt.log" | grep -v "ok=True"; tail -n 1 "$OUT/fusion_hunt.log"
     ;;
 fusion_gpu)
     timeout "${LIMIT:-280}" python3 benchmarks/fusion.py --rounds "${ROUNDS:-5}" --round-ms "${ROUND_MS:-50}" ${ONLY:-} \

@@ -1,0 +1,2566 @@
+"""Differential hunt for wrong results in torch_triton_hop's prologue / epilogue fusion.
+
+Hand-written adversarial programs (the fuzzer, fuzz_fusion.py, generates random ones): masked
+loads and their `other`, stores converting to narrow and bool dtypes, integer wraparound,
+store-coverage edge cases, autotune / heuristics layers, atomics, scans, views, dynamic shapes,
+training, and on a GPU the transcendental and FMA-prone regions that fuse only there.
+
+Usage (device_runs.sh fusion_hunt runs the GPU one):
+  python benchmarks/fusion_hunt.py                 # on a CUDA GPU (no TRITON_INTERPRET), every case
+  python benchmarks/fusion_hunt.py --cpu           # CPU tensors under triton's interpreter (sets TRITON_INTERPRET=1)
+  python benchmarks/fusion_hunt.py --dry-run       # list the cases, run nothing
+  python benchmarks/fusion_hunt.py --only PATTERN  # only cases whose name contains PATTERN (repeatable)
+
+Per case: eager, torch.compile(fullgraph=True) with torch_triton_hop.config.fusion off, then on;
+fused must equal unfused bit for bit (NaN == NaN). Prints `CASE name fused=<bool> ok=<bool> detail`
+and a SUMMARY line. Exceptions are reported per case and never stop the run.
+"""
+import argparse
+import logging
+import math
+import os
+import re
+import sys
+import time
+import traceback
+import warnings
+import zlib
+
+_ap = argparse.ArgumentParser()
+_ap.add_argument("--cpu", action="store_true")
+_ap.add_argument("--dry-run", action="store_true")
+_ap.add_argument("--only", action="append", default=[])
+_ap.add_argument("--skip", action="append", default=[])
+_ap.add_argument("--verbose", action="store_true")
+_ap.add_argument("--budget", type=float, default=None,
+                 help="seconds after which no new case starts (default: 285 on a GPU, none on CPU)")
+ARGS, _ = _ap.parse_known_args()
+if ARGS.cpu:
+    os.environ["TRITON_INTERPRET"] = "1"
+INTERPRET = os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+from torch._inductor.utils import run_and_get_code  # noqa: E402
+
+import torch_triton_hop  # noqa: E402
+from torch_triton_hop import wrap_triton  # noqa: E402
+
+DEVICE = "cpu" if INTERPRET else "cuda"
+GPU = not INTERPRET
+
+
+# ---------------------------------------------------------------------------------------------
+# harness
+# ---------------------------------------------------------------------------------------------
+class _Capture(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.records = []
+
+    def emit(self, record):
+        try:
+            self.records.append((record.levelno, record.name, record.getMessage()))
+        except Exception:  # noqa: BLE001
+            self.records.append((record.levelno, record.name, str(record.msg)))
+
+
+_CAP = _Capture()
+_pkg_log = logging.getLogger("torch_triton_hop")
+_pkg_log.addHandler(_CAP)
+_pkg_log.setLevel(logging.DEBUG)
+_pkg_log.propagate = False
+
+
+def _bits_equal(a, b):
+    if isinstance(a, torch.Tensor) != isinstance(b, torch.Tensor):
+        return False, "type differs"
+    if not isinstance(a, torch.Tensor):
+        return (a == b or (isinstance(a, float) and math.isnan(a) and math.isnan(b))), f"{a} vs {b}"
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False, f"shape/dtype {tuple(a.shape)}/{a.dtype} vs {tuple(b.shape)}/{b.dtype}"
+    a, b = a.detach().cpu(), b.detach().cpu()
+    if a.is_floating_point() or a.is_complex():
+        nan = a.isnan() & b.isnan()
+        same = (a == b) & (torch.signbit(a) == torch.signbit(b)) | nan
+        # inf / -0.0 handled by signbit; NaN payloads ignored
+    else:
+        same = a == b
+    if bool(same.all()):
+        return True, ""
+    bad = (~same).nonzero()
+    i = tuple(bad[0].tolist())
+    return False, f"{int((~same).sum())}/{a.numel()} differ, first at {i}: {a[i].item()!r} vs {b[i].item()!r}"
+
+
+def _flatten(r):
+    if isinstance(r, (tuple, list)):
+        out = []
+        for x in r:
+            out.extend(_flatten(x))
+        return out
+    return [r]
+
+
+def _clone(args):
+    out = []
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            c = a.detach().clone()
+            if a.requires_grad:
+                c.requires_grad_(True)
+            out.append(c)
+        else:
+            out.append(a)
+    return out
+
+
+CASES = []
+
+
+def case(name, gpu_only=False, cpu_only=False, dynamic=False, calls=1, seed=True, expect_fused=None, note="", post=None):
+    def deco(make):
+        CASES.append(dict(name=name, make=make, gpu_only=gpu_only, cpu_only=cpu_only, dynamic=dynamic,
+                          calls=calls, seed=seed, expect_fused=expect_fused, note=note, post=post))
+        return make
+    return deco
+
+
+def _with_grads(r, args):
+    outs = [o for o in _flatten(r) if isinstance(o, torch.Tensor) and o.requires_grad]
+    loss = sum((o.float() * (torch.arange(o.numel(), device=o.device).reshape(o.shape) % 7 - 3)).sum() for o in outs)
+    leaves = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]
+    grads = torch.autograd.grad(loss, leaves)
+    return [o.detach() for o in _flatten(r)], list(grads)
+
+
+def _call(fn, args, post):
+    r = fn(*args)
+    if post == "grad":
+        return _with_grads(r, args)
+    return r
+
+
+def _compile_run(fn, arg_sets, fusion, dynamic, seed, post=None):
+    torch._dynamo.reset()
+    prev = torch_triton_hop.config.fusion
+    torch_triton_hop.config.fusion = fusion
+    try:
+        compiled = torch.compile(fn, fullgraph=True, dynamic=dynamic)
+        results, codes = [], []
+        for args in arg_sets:
+            if seed:
+                torch.manual_seed(1234)
+            cargs = _clone(args)
+            r, code = run_and_get_code(lambda *a: _call(compiled, a, post), *cargs)
+            results.append(r)
+            codes.extend(code)
+        return results, "\n".join(codes)
+    finally:
+        torch_triton_hop.config.fusion = prev
+
+
+_FUSED_RE = re.compile(r"\b(kx_\w+?)_fused\b")
+
+
+def run_case(c):
+    made = c["make"]()
+    fn, arg_sets = made[0], made[1]
+    if arg_sets and not isinstance(arg_sets[0], (list, tuple)):
+        arg_sets = [arg_sets]
+    if isinstance(arg_sets, tuple):
+        arg_sets = [arg_sets]
+    details = []
+    # eager
+    eager = []
+    for args in arg_sets:
+        if c["seed"]:
+            torch.manual_seed(1234)
+        try:
+            eager.append(_call(fn, _clone(args), c["post"]))
+        except Exception as e:  # noqa: BLE001
+            eager.append(None)
+            details.append(f"eager raised {type(e).__name__}: {e}"[:200])
+    try:
+        unfused, ucode = _compile_run(fn, arg_sets, False, c["dynamic"], c["seed"], c["post"])
+        if _FUSED_RE.search(ucode):
+            details.append("UNFUSED COMPILE RAN A FUSED KERNEL (cache served the fused graph?)")
+    except Exception as e:  # noqa: BLE001
+        unfused = None
+        details.append(f"unfused raised {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+    _CAP.records.clear()
+    try:
+        fused_res, code = _compile_run(fn, arg_sets, True, c["dynamic"], c["seed"], c["post"])
+    except Exception as e:  # noqa: BLE001
+        tb = traceback.format_exc()
+        msg = f"FUSED RAISED {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
+        if ARGS.verbose:
+            msg += "\n" + tb
+        return False, False if unfused is None else None, msg + ("" if unfused is not None else " (unfused raised too)")
+    fused_names = sorted(set(_FUSED_RE.findall(code)))
+    fused = bool(fused_names)
+    warns = [m for lvl, n, m in _CAP.records if lvl >= logging.WARNING]
+    reasons = [m for lvl, n, m in _CAP.records if lvl < logging.WARNING and "not fused" in m]
+    ok = True
+    if any(d.startswith("UNFUSED COMPILE") for d in details):
+        ok = False
+    if warns:
+        ok = False
+        details.append("WARNING: " + " | ".join(w.splitlines()[0][:300] for w in warns))
+    if unfused is None:
+        ok = False
+        details.append("(fused ran but unfused raised)")
+    else:
+        for ci, (u, f) in enumerate(zip(unfused, fused_res)):
+            for oi, (uu, ff) in enumerate(zip(_flatten(u), _flatten(f))):
+                same, why = _bits_equal(uu, ff)
+                if not same:
+                    e_all = _flatten(eager[ci]) if eager[ci] is not None else None
+                    if e_all is not None and _bits_equal(e_all[oi], ff)[0]:
+                        details.append(f"(note: call{ci} out{oi} fused==eager but unfused differs: {why})")
+                    else:
+                        ok = False
+                        details.append(f"call{ci} out{oi} fused!=unfused: {why}")
+    # eager comparison (informational)
+    if unfused is not None:
+        for ci, (e, u, f) in enumerate(zip(eager, unfused, fused_res)):
+            if e is None:
+                continue
+            for oi, (ee, uu, ff) in enumerate(zip(_flatten(e), _flatten(u), _flatten(f))):
+                su, _ = _bits_equal(ee, uu)
+                sf, why = _bits_equal(ee, ff)
+                if su and not sf:
+                    details.append(f"call{ci} out{oi} eager==unfused but fused differs: {why}")
+                    ok = False
+                elif not su and not sf:
+                    details.append(f"(info: call{ci} out{oi} unfused!=eager too)")
+    if c["expect_fused"] is not None and c["expect_fused"] != fused:
+        details.append(f"(expected fused={c['expect_fused']})")
+    plans = []
+    for lvl, n, m in _CAP.records:
+        mm = re.match(r"launch (\S+) \(kernel (\S+)\): fused (.*?); not fused (.*?)\. Fused kernel", m, re.S)
+        if mm:
+            plans.append(f"{mm.group(2).split(':')[-1]} fused {mm.group(3)} notfused {mm.group(4)[:150]}")
+    if plans:
+        details.append(" || ".join(plans).replace("\n", " "))
+    elif reasons:
+        details.append("why-not: " + " | ".join(r[:250] for r in reasons[:3]).replace("\n", " "))
+    return fused, ok, "; ".join(details)
+
+
+def main():
+    sel = [c for c in CASES if (not ARGS.only or any(p in c["name"] for p in ARGS.only))
+           and not any(p in c["name"] for p in ARGS.skip)]
+    sel = [c for c in sel if not (c["gpu_only"] and INTERPRET) and not (c["cpu_only"] and GPU)]
+    if ARGS.dry_run:
+        for c in sel:
+            print(f"CASE {c['name']} gpu_only={c['gpu_only']} dynamic={c['dynamic']}")
+        print(f"SUMMARY dry-run: {len(sel)} cases (of {len(CASES)}), device={DEVICE}")
+        return
+    if GPU:  # the GPU-only cases first: they test what the interpreter cannot
+        sel = [c for c in sel if c["gpu_only"]] + [c for c in sel if not c["gpu_only"]]
+    budget = ARGS.budget if ARGS.budget is not None else (285.0 if GPU else None)
+    t0 = time.time()
+    n_fused = n_bad = n_err = 0
+    bad = []
+    skipped = []
+    for c in sel:
+        if budget is not None and time.time() - t0 > budget:
+            skipped.append(c["name"])
+            continue
+        t = time.time()
+        try:
+            fused, ok, detail = run_case(c)
+        except Exception as e:  # noqa: BLE001
+            fused, ok, detail = False, False, f"HARNESS ERROR {type(e).__name__}: {e}"
+        n_fused += bool(fused)
+        if not ok:
+            n_bad += 1
+            bad.append(c["name"])
+        print(f"CASE {c['name']} fused={bool(fused)} ok={ok} [{time.time() - t:.1f}s] {detail}", flush=True)
+    if skipped:
+        print(f"SKIPPED (time budget {budget:.0f}s; rerun with --budget or --only): {len(skipped)} cases: "
+              f"{skipped}", flush=True)
+    dev = DEVICE if INTERPRET else f"cuda ({torch.cuda.get_device_name()})"
+    print(f"SUMMARY {len(sel) - len(skipped)} cases run, {n_fused} fused, {n_bad} not ok: {bad} "
+          f"({time.time() - t0:.0f}s, device={dev})", flush=True)
+
+
+def T(*shape, dtype=torch.float32, lo=-4.0, hi=4.0, special=False, gen=None):
+    """Deterministic test tensor on DEVICE."""
+    g = torch.Generator().manual_seed(zlib.crc32(repr((shape, str(dtype), lo, hi, special)).encode()))
+    n = math.prod(shape)
+    if dtype == torch.bool:
+        return (torch.rand(shape, generator=g) < 0.5).to(DEVICE)
+    if dtype.is_floating_point:
+        x = torch.rand(n, generator=g, dtype=torch.float64) * (hi - lo) + lo
+        x = x.round(decimals=3)
+        if special:
+            sp = torch.tensor([math.nan, math.inf, -math.inf, -0.0, 0.0, 1e-40, -1e-45, 3e38, -3e38, 65504.0,
+                               70000.0, 1e-8], dtype=torch.float64)
+            idx = torch.randperm(n, generator=g)[: min(n, 2 * len(sp))]
+            x[idx] = sp.repeat(2)[: len(idx)]
+        return x.to(dtype).reshape(shape).to(DEVICE)
+    info = torch.iinfo(dtype)
+    lo_i, hi_i = max(int(lo), info.min), min(int(hi), info.max - 1)
+    x = torch.randint(lo_i, hi_i + 1, (n,), generator=g, dtype=torch.int64)
+    if special:
+        ext = torch.tensor([info.min, info.max, info.min + 1, info.max - 1, 0, -1 if info.min < 0 else 1])
+        x[: len(ext)] = ext
+    return x.to(dtype).reshape(shape).to(DEVICE)
+
+
+def grid1(n, block_key="BLOCK"):
+    return lambda meta: (triton.cdiv(n, meta[block_key]),)
+
+# ---------------------------------------------------------------------------------------------
+# kernels
+# ---------------------------------------------------------------------------------------------
+@triton.jit
+def kx_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m), mask=m)
+
+
+@triton.jit
+def kx_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
+
+
+@triton.jit
+def kx_rowsum_loop(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    x_ptr += row * stride
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + offs, mask=offs < n_cols, other=0.0).to(tl.float32)
+    tl.store(out_ptr + row, tl.sum(acc, axis=0))
+
+
+@triton.jit
+def kx_rowsum_ptrinc(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    p = x_ptr + row * stride + tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    cols = tl.arange(0, BLOCK)
+    for start in range(0, n_cols, BLOCK):
+        acc += tl.load(p, mask=cols + start < n_cols, other=0.0).to(tl.float32)
+        p += BLOCK
+    tl.store(out_ptr + row, tl.sum(acc, axis=0))
+
+
+@triton.jit
+def kx_rowmax_while(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.full([BLOCK], float("-inf"), tl.float32)
+    start = 0
+    while start < n_cols:
+        offs = start + tl.arange(0, BLOCK)
+        acc = tl.maximum(acc, tl.load(x_ptr + row * stride + offs, mask=offs < n_cols, other=float("-inf")))
+        start += BLOCK
+    tl.store(out_ptr + row, tl.max(acc, axis=0))
+
+
+@triton.jit
+def kx_where_offsets(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    src = tl.where(offs % 2 == 0, offs + 1, offs - 1)
+    src = tl.minimum(src, n - 1)
+    tl.store(out_ptr + offs, tl.load(x_ptr + src, mask=m), mask=m)
+
+
+@triton.jit
+def kx_where_ptrs(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    p = tl.where(offs < n // 2, x_ptr + offs, x_ptr + (n - 1 - offs))
+    tl.store(out_ptr + offs, tl.load(p, mask=m), mask=m)
+
+
+@triton.jit
+def kx_scalar_load(x_ptr, s_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    s = tl.load(s_ptr)
+    first = tl.load(x_ptr)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * s + first, mask=m)
+
+
+@triton.jit
+def kx_two_masks(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    a = tl.load(x_ptr + offs, mask=offs < n - 3, other=float("-inf"))
+    b = tl.load(x_ptr + offs + 1, mask=offs + 1 < n - 5, other=float("nan"))
+    c = tl.load(x_ptr + offs - 1, mask=(offs >= 1) & m)
+    tl.store(out_ptr + offs, tl.maximum(a, c) + b * 0.0 + tl.where(b != b, 1.0, 0.0), mask=m)
+
+
+@triton.jit
+def kx_other_tensor(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    yv = tl.load(y_ptr + offs, mask=m, other=0.0)
+    v = tl.load(x_ptr + offs, mask=m & (offs % 3 != 0), other=yv)
+    tl.store(out_ptr + offs, v, mask=m)
+
+
+@triton.jit
+def kx_other_load(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m & (offs % 3 != 0), other=tl.load(y_ptr + offs, mask=m, other=0.0))
+    tl.store(out_ptr + offs, v, mask=m)
+
+
+@triton.jit
+def kx_other_const(x_ptr, out_ptr, n, OTHER: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=offs % 4 != 1, other=OTHER)
+    tl.store(out_ptr + offs, v.to(tl.float32), mask=m)
+
+
+@triton.jit
+def kx_data_mask(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    yv = tl.load(y_ptr + offs, mask=m, other=0)
+    v = tl.load(x_ptr + offs, mask=m & (yv > 0))
+    tl.store(out_ptr + offs, v, mask=m)
+
+
+@triton.jit
+def kx_data_store_mask(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m)
+    tl.store(out_ptr + offs, v, mask=m & (v > 0))
+    tl.store(out_ptr + offs, -v, mask=m & (v <= 0))
+
+
+@triton.jit
+def kx_neg_offset(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs - 1, mask=m & (offs >= 1), other=7.0)
+    tl.store(out_ptr + offs, v, mask=m)
+
+
+@triton.jit
+def kx_ifexp_ptr(x_ptr, out_ptr, n, SHIFT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    if SHIFT:
+        p = x_ptr + (n - 1 - offs)
+    else:
+        p = x_ptr + offs
+    tl.store(out_ptr + offs, tl.load(p, mask=m), mask=m)
+
+
+@triton.jit
+def kx_block_ptr(x_ptr, out_ptr, M, N, sxm, sxn, som, son, BM: tl.constexpr, BN: tl.constexpr,
+                 PAD: tl.constexpr):
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    xb = tl.make_block_ptr(x_ptr, shape=(M, N), strides=(sxm, sxn), offsets=(pm * BM, pn * BN), block_shape=(BM, BN),
+                           order=(1, 0))
+    ob = tl.make_block_ptr(out_ptr, shape=(M, N), strides=(som, son), offsets=(pm * BM, pn * BN),
+                           block_shape=(BM, BN), order=(1, 0))
+    if PAD == 1:
+        v = tl.load(xb, boundary_check=(0, 1), padding_option="nan")
+    else:
+        v = tl.load(xb, boundary_check=(0, 1), padding_option="zero")
+    # a value the padding reaches: the padded lanes feed a row max
+    mx = tl.max(v, axis=1)
+    tl.store(ob, v + mx[:, None] * 0.0, boundary_check=(0, 1))
+
+
+@triton.jit
+def kx_block_ptr_advance(x_ptr, y_ptr, out_ptr, M, N, sxm, sxn, BM: tl.constexpr, BN: tl.constexpr):
+    pm = tl.program_id(0)
+    xb = tl.make_block_ptr(x_ptr, shape=(M, N), strides=(sxm, sxn), offsets=(pm * BM, 0), block_shape=(BM, BN),
+                           order=(1, 0))
+    acc = tl.zeros([BM], dtype=tl.float32)
+    for _ in range(0, N, BN):
+        acc += tl.sum(tl.load(xb, boundary_check=(0, 1), padding_option="zero"), axis=1)
+        xb = tl.advance(xb, (0, BN))
+    rows = pm * BM + tl.arange(0, BM)
+    yv = tl.load(y_ptr + rows, mask=rows < M)
+    tl.store(out_ptr + rows, acc + yv, mask=rows < M)
+
+
+@triton.jit
+def kx_matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.constexpr,
+              BK: tl.constexpr):
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    rm = pm * BM + tl.arange(0, BM)
+    rn = pn * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * sam + (k + rk)[None, :] * sak,
+                    mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + (k + rk)[:, None] * sbk + rn[None, :] * sbn,
+                    mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+    c = acc.to(c_ptr.dtype.element_ty)
+    tl.store(c_ptr + rm[:, None] * scm + rn[None, :] * scn, c, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def kx_dot_single(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(a_ptr + rm[:, None] * BK + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * BN + rn[None, :])
+    c = tl.dot(a, b, input_precision="ieee")
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], c)
+
+
+@triton.jit
+def kx_atomic_add(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m, other=0.0)
+    tl.atomic_add(out_ptr + offs % 4, v, mask=m)
+
+
+@triton.jit
+def kx_atomic_max_and_copy(x_ptr, out_ptr, mx_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m, other=0)
+    tl.store(out_ptr + offs, v, mask=m)
+    tl.atomic_max(mx_ptr, tl.max(tl.where(m, v, -2147483647), axis=0))
+
+
+@triton.jit
+def kx_cumsum(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    v = tl.load(x_ptr + row * n_cols + cols, mask=m, other=0)
+    tl.store(out_ptr + row * n_cols + cols, tl.cumsum(v, axis=0), mask=m)
+
+
+@triton.jit
+def _kx_combine_max_abs(a, b):
+    return tl.where(tl.abs(a) >= tl.abs(b), a, b)
+
+
+@triton.jit
+def kx_scan_reduce(x_ptr, out_ptr, red_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    v = tl.load(x_ptr + row * n_cols + cols, mask=m, other=0.0)
+    s = tl.associative_scan(v, 0, _kx_combine_max_abs)
+    tl.store(out_ptr + row * n_cols + cols, s, mask=m)
+    tl.store(red_ptr + row, tl.reduce(v, 0, _kx_combine_max_abs))
+
+
+@triton.jit
+def kx_sort(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * BLOCK + cols)
+    tl.store(out_ptr + row * BLOCK + cols, tl.sort(v, 0))
+
+
+@triton.jit
+def kx_hist(x_ptr, out_ptr, BLOCK: tl.constexpr, BINS: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + cols)
+    tl.store(out_ptr + tl.arange(0, BINS), tl.histogram(v, BINS))
+
+
+@triton.jit
+def kx_rows2d(x_ptr, out_ptr, n_rows, n_cols, sxr, sxc, sor, soc, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    v = tl.load(x_ptr + row * sxr + cols * sxc, mask=m, other=0.0)
+    tl.store(out_ptr + row * sor + cols * soc, v * 2.0 + 1.0, mask=m)
+
+
+@triton.jit
+def kx_store_cast(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m).to(tl.float32) * 1.5
+    tl.store(out_ptr + offs, v, mask=m)  # implicit conversion to out's element type
+
+
+@triton.jit
+def kx_store_bool(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m)
+    tl.store(out_ptr + offs, v > 0, mask=m)
+
+
+@triton.jit
+def kx_int_math(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m)
+    tl.store(out_ptr + offs, v * 3 + 1, mask=m)
+
+
+@triton.jit
+def kx_grid_over(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    if pid * BLOCK >= n:
+        return
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m), mask=m)
+
+
+@triton.jit
+def kx_two_outputs(x_ptr, a_ptr, b_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m)
+    tl.store(a_ptr + offs, v + 1, mask=m)
+    tl.store(b_ptr + offs, v * 2, mask=m)
+
+
+@triton.jit
+def kx_store_twice(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m)
+    tl.store(out_ptr + offs, v, mask=m)
+    tl.store(out_ptr + offs, v + 1.0, mask=m & (offs % 2 == 0))
+
+
+@triton.jit
+def kx_loop_same_elem(x_ptr, out_ptr, n, REPS: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for _ in range(REPS):
+        acc += tl.load(x_ptr + offs, mask=m, other=1.0)
+    tl.store(out_ptr + offs, acc, mask=m)
+
+
+@triton.jit
+def kx_gather(t_ptr, idx_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    i = tl.load(idx_ptr + offs, mask=m, other=0)
+    tl.store(out_ptr + offs, tl.load(t_ptr + i, mask=m), mask=m)
+
+
+@triton.jit
+def kx_int64_offs(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m), mask=m)
+
+
+@triton.jit
+def kx_static_range(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    base = tl.program_id(0) * BLOCK * 4
+    for i in tl.static_range(4):
+        offs = base + i * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m, other=-1.0) + i, mask=m)
+
+
+@triton.jit
+def kx_elem_ty(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m).to(tl.float32) / 3.0
+    tl.store(out_ptr + offs, v.to(out_ptr.dtype.element_ty), mask=m)
+
+
+@triton.jit
+def kx_scalar_store(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # one program; each element stored with a scalar store in a loop
+    for i in range(0, n):
+        tl.store(out_ptr + i, tl.load(x_ptr + i) * 2.0)
+
+
+@triton.jit
+def kx_reverse_rows(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    v = tl.load(x_ptr + row * n_cols + (n_cols - 1 - cols), mask=m, other=0.0)
+    tl.store(out_ptr + row * n_cols + cols, v, mask=m)
+
+
+def launch1(kernel, n, *args, BLOCK=64, **kw):
+    kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](*args, BLOCK=BLOCK, **kw)
+
+
+def W(k):
+    return wrap_triton(k)
+
+# ---------------------------------------------------------------------------------------------
+# programs
+# ---------------------------------------------------------------------------------------------
+N = 200
+
+
+@case("loop_rowsum_prologue_f0nonzero")
+def _():
+    def f(x):
+        h = x * 2.0 + 1.0
+        out = torch.empty(h.shape[0], device=h.device, dtype=torch.float32)
+        W(kx_rowsum_loop)[(h.shape[0],)](h, out, h.shape[1], h.stride(0), BLOCK=16)
+        return out
+    return f, (T(6, 37),)
+
+
+@case("ptrinc_rowsum_prologue")
+def _():
+    def f(x):
+        h = x * 3.0 - 1.0
+        out = torch.empty(h.shape[0], device=h.device, dtype=torch.float32)
+        W(kx_rowsum_ptrinc)[(h.shape[0],)](h, out, h.shape[1], h.stride(0), BLOCK=16)
+        return out * 2.0
+    return f, (T(5, 41),)
+
+
+@case("ptrinc_rowsum_fp16_prologue")
+def _():
+    def f(x):
+        h = (x * 300.0).half()
+        out = torch.empty(h.shape[0], device=h.device, dtype=torch.float32)
+        W(kx_rowsum_ptrinc)[(h.shape[0],)](h, out, h.shape[1], h.stride(0), BLOCK=16)
+        return out
+    return f, (T(5, 41, special=True),)
+
+
+@case("while_rowmax_prologue")
+def _():
+    def f(x):
+        h = x * -1.0 + 0.5
+        out = torch.empty(h.shape[0], device=h.device, dtype=torch.float32)
+        W(kx_rowmax_while)[(h.shape[0],)](h, out, h.shape[1], h.stride(0), BLOCK=16)
+        return out + 1.0
+    return f, (T(5, 39, lo=-100, hi=-50),)
+
+
+@case("where_offsets_prologue_epilogue")
+def _():
+    def f(x, y):
+        h = x - y
+        out = torch.empty_like(h)
+        launch1(W(kx_where_offsets), h.numel(), h, out, h.numel())
+        return out * y
+    return f, (T(N + 3), T(N + 3, lo=-1, hi=1))
+
+
+@case("where_ptrs_prologue")
+def _():
+    def f(x):
+        h = x * 2.0 + 1.0
+        out = torch.empty_like(h)
+        launch1(W(kx_where_ptrs), h.numel(), h, out, h.numel())
+        return out
+    return f, (T(N + 1),)
+
+
+@case("scalar_load_prologues")
+def _():
+    def f(x, s):
+        h = x + 1.0
+        s2 = s * 3.0 - 1.0
+        out = torch.empty_like(h)
+        launch1(W(kx_scalar_load), h.numel(), h, s2, out, h.numel())
+        return out
+    return f, (T(N), T(1))
+
+
+@case("scalar_load_0d_prologue")
+def _():
+    def f(x, s):
+        h = x * 0.5
+        s2 = s * 3.0 - 1.0  # 0-d
+        out = torch.empty_like(h)
+        launch1(W(kx_scalar_load), h.numel(), h, s2, out, h.numel())
+        return out
+    return f, (T(N), torch.tensor(1.25, device=DEVICE))
+
+
+@case("two_masks_others_prologue")
+def _():
+    def f(x):
+        h = x * 2.0 + 3.0
+        out = torch.empty_like(h)
+        launch1(W(kx_two_masks), h.numel(), h, out, h.numel())
+        return out
+    return f, (T(N + 7),)
+
+
+@case("other_tensor_value_prologue_both")
+def _():
+    def f(x, y):
+        hx = x * 2.0 + 1.0
+        hy = y - 5.0
+        out = torch.empty_like(hx)
+        launch1(W(kx_other_tensor), hx.numel(), hx, hy, out, hx.numel())
+        return out
+    return f, (T(N), T(N))
+
+
+@case("other_is_load_prologue_both")
+def _():
+    def f(x, y):
+        hx = x * 2.0 + 1.0
+        hy = y - 5.0
+        out = torch.empty_like(hx)
+        launch1(W(kx_other_load), hx.numel(), hx, hy, out, hx.numel())
+        return out
+    return f, (T(N), T(N))
+
+
+def _other_const_case(name, dtype, other, pro):
+    @case(name)
+    def _():
+        def f(x):
+            h = pro(x).to(dtype)
+            out = torch.empty(h.shape, device=h.device, dtype=torch.float32)
+            launch1(W(kx_other_const), h.numel(), h, out, h.numel(), OTHER=other)
+            return out
+        return f, (T(N, lo=-3, hi=3),)
+
+
+_other_const_case("other_0.1_fp16_prologue", torch.float16, 0.1, lambda x: x * 2)
+_other_const_case("other_1e10_fp16_prologue", torch.float16, 1e10, lambda x: x * 2)
+_other_const_case("other_nan_fp16_prologue", torch.float16, float("nan"), lambda x: x * 2)
+_other_const_case("other_neginf_fp32_prologue", torch.float32, float("-inf"), lambda x: x * 2 + 1)
+_other_const_case("other_0.1_bf16_prologue", torch.bfloat16, 0.1, lambda x: x)
+_other_const_case("other_0.1_fp64_prologue", torch.float64, 0.1, lambda x: x * 2 + 1)
+_other_const_case("other_-1.5_int8_prologue", torch.int8, -1.5, lambda x: x * 2)
+_other_const_case("other_300_int8_prologue", torch.int8, 300, lambda x: x * 2)
+_other_const_case("other_300_uint8_prologue", torch.uint8, 300, lambda x: x.abs() * 2)
+_other_const_case("other_1_bool_prologue", torch.bool, 1, lambda x: x > 0)
+_other_const_case("other_neg_int16_prologue", torch.int16, -7, lambda x: x * 1000)
+_other_const_case("other_2.5_int32_prologue", torch.int32, 2.5, lambda x: x * 3 + 1)
+
+
+@case("data_dependent_load_mask")
+def _():
+    def f(x, y):
+        hx = x * 2.0 + 1.0
+        hy = y - 1.0
+        out = torch.empty_like(hx)
+        launch1(W(kx_data_mask), hx.numel(), hx, hy, out, hx.numel())
+        return out
+    return f, (T(N), T(N))
+
+
+@case("data_dependent_store_mask_epilogue_bias")
+def _():
+    def f(x, b):
+        out = torch.empty_like(x)
+        launch1(W(kx_data_store_mask), x.numel(), x, out, x.numel())
+        return out + b
+    return f, (T(N, special=True), T(N))
+
+
+@case("neg_offset_other7_prologue")
+def _():
+    def f(x):
+        h = x * 2.0 + 1.0
+        out = torch.empty_like(h)
+        launch1(W(kx_neg_offset), h.numel(), h, out, h.numel())
+        return out
+    return f, (T(N),)
+
+
+@case("ifexp_ptr_constexpr_prologue")
+def _():
+    def f(x):
+        h = x * 2.0 + 1.0
+        out = torch.empty_like(h)
+        launch1(W(kx_ifexp_ptr), h.numel(), h, out, h.numel(), SHIFT=True)
+        return out - 1.0
+    return f, (T(N),)
+
+
+for _pad in ():
+    def _mk(pad):
+        @case(f"block_ptr_pad{pad}_prologue_epilogue")
+        def _():
+            def f(x, b):
+                h = x * 2.0 + 1.0
+                out = torch.empty_like(h)
+                M, Nn = h.shape
+                W(kx_block_ptr)[(triton.cdiv(M, 8), triton.cdiv(Nn, 16))](
+                    h, out, M, Nn, h.stride(0), h.stride(1), out.stride(0), out.stride(1), BM=8, BN=16, PAD=pad)
+                return out + b
+            return f, (T(13, 21), T(13, 21))
+    _mk(_pad)
+
+
+
+
+@case("matmul_fp16_prologue_bias_relu_cast_epilogue")
+def _():
+    def f(a, b, bias):
+        a16 = (a * 0.5).half()
+        b16 = b.half()
+        c = torch.empty(a.shape[0], b.shape[1], device=a.device, dtype=torch.float32)
+        M, K = a.shape
+        Nn = b.shape[1]
+        W(kx_matmul)[(triton.cdiv(M, 16), triton.cdiv(Nn, 16))](
+            a16, b16, c, M, Nn, K, a16.stride(0), a16.stride(1), b16.stride(0), b16.stride(1), c.stride(0),
+            c.stride(1), BM=16, BN=16, BK=16)
+        return torch.relu(c + bias).half()
+    return f, (T(20, 40, lo=-1, hi=1), T(40, 24, lo=-1, hi=1), T(24))
+
+
+@case("matmul_fp32_transposed_output_epilogue")
+def _():
+    def f(a, b):
+        c = torch.empty(b.shape[1], a.shape[0], device=a.device, dtype=torch.float32).t()
+        M, K = a.shape
+        Nn = b.shape[1]
+        W(kx_matmul)[(triton.cdiv(M, 16), triton.cdiv(Nn, 16))](
+            a, b, c, M, Nn, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+            BM=16, BN=16, BK=16)
+        return c * 2.0 + 1.0
+    return f, (T(20, 32, lo=-1, hi=1), T(32, 24, lo=-1, hi=1))
+
+
+@case("dot_single_prologue_scale_epilogue")
+def _():
+    def f(a, b):
+        a2 = a * 2.0
+        c = torch.empty(16, 16, device=a.device)
+        W(kx_dot_single)[(1,)](a2, b, c, BM=16, BN=16, BK=16)
+        return c - 1.0
+    return f, (T(16, 16, lo=-1, hi=1), T(16, 16, lo=-1, hi=1))
+
+
+@case("atomic_add_output_epilogue_prologue")
+def _():
+    def f(x):
+        h = x * 2.0 + 1.0
+        out = torch.zeros(4, device=x.device)
+        launch1(W(kx_atomic_add), h.numel(), h, out, h.numel())
+        return out * 3.0
+    return f, (T(64, lo=-1, hi=1).round(),)
+
+
+@case("atomic_max_int_with_copy_epilogue")
+def _():
+    def f(x):
+        h = x * 3 + 1
+        out = torch.empty_like(h)
+        mx = torch.full((1,), -100, device=x.device, dtype=torch.int32)
+        launch1(W(kx_atomic_max_and_copy), h.numel(), h, out, mx, h.numel())
+        return out * 2, mx + 1
+    return f, (T(N, dtype=torch.int32, lo=-50, hi=50),)
+
+
+@case("cumsum_int32_prologue_epilogue")
+def _():
+    def f(x):
+        h = x * 3 - 1
+        out = torch.empty_like(h)
+        W(kx_cumsum)[(h.shape[0],)](h, out, h.shape[1], BLOCK=32)
+        return out - 2
+    return f, (T(4, 30, dtype=torch.int32, lo=-9, hi=9),)
+
+
+@case("cumsum_int8_wrap_prologue_epilogue")
+def _():
+    def f(x):
+        h = x * 3
+        out = torch.empty_like(h)
+        W(kx_cumsum)[(h.shape[0],)](h, out, h.shape[1], BLOCK=32)
+        return out * 5
+    return f, (T(4, 30, dtype=torch.int8, lo=-100, hi=100),)
+
+
+@case("assoc_scan_reduce_custom_combine")
+def _():
+    def f(x):
+        h = x * 2.0 - 3.0
+        out = torch.empty_like(h)
+        red = torch.empty(h.shape[0], device=h.device)
+        W(kx_scan_reduce)[(h.shape[0],)](h, out, red, h.shape[1], BLOCK=32)
+        return out + 1.0, red * -1.0
+    return f, (T(4, 27),)
+
+
+@case("sort_prologue_epilogue")
+def _():
+    def f(x):
+        h = x * -2.0 + 1.0
+        out = torch.empty_like(h)
+        W(kx_sort)[(h.shape[0],)](h, out, BLOCK=32)
+        return out * 0.5
+    return f, (T(3, 32, special=True),)
+
+
+@case("histogram_prologue_epilogue")
+def _():
+    def f(x):
+        h = (x * 2).to(torch.int32) + 8
+        out = torch.empty(16, device=x.device, dtype=torch.int32)
+        W(kx_hist)[(1,)](h, out, BLOCK=64, BINS=16)
+        return out * 3
+    return f, (T(64, lo=-3.9, hi=3.9),)
+
+
+@case("transposed_input_prologue")
+def _():
+    def f(x):
+        h = x.t() * 2.0 + 1.0
+        out = torch.empty(h.shape, device=h.device)
+        W(kx_rows2d)[(h.shape[0],)](h, out, h.shape[0], h.shape[1], h.stride(0), h.stride(1), out.stride(0),
+                                    out.stride(1), BLOCK=32)
+        return out
+    return f, (T(20, 7),)
+
+
+@case("expanded_stride0_input_prologue")
+def _():
+    def f(x):
+        h = (x * 2.0 + 1.0).expand(6, x.shape[0])
+        out = torch.empty(h.shape, device=h.device)
+        W(kx_rows2d)[(h.shape[0],)](h, out, h.shape[0], h.shape[1], h.stride(0), h.stride(1), out.stride(0),
+                                    out.stride(1), BLOCK=32)
+        return out
+    return f, (T(20),)
+
+
+@case("expanded_unsqueeze_input_prologue")
+def _():
+    def f(x, y):
+        h = (x * 2.0 + 1.0)[None, :].expand(6, -1)
+        out = torch.empty(6, x.shape[0], device=x.device)
+        W(kx_rows2d)[(6,)](h, out, 6, h.shape[1], h.stride(0), h.stride(1), out.stride(0), out.stride(1), BLOCK=32)
+        return out + y
+    return f, (T(20), T(6, 20))
+
+
+@case("strided_view_output_epilogue")
+def _():
+    def f(x):
+        full = torch.empty(x.shape[0], 2 * x.shape[1], device=x.device)
+        out = full[:, ::2]
+        W(kx_rows2d)[(x.shape[0],)](x, out, x.shape[0], x.shape[1], x.stride(0), x.stride(1), out.stride(0),
+                                    out.stride(1), BLOCK=32)
+        return out * 3.0
+    return f, (T(5, 20),)
+
+
+@case("column_slice_input_prologue")
+def _():
+    def f(x):
+        h = x[:, 1::2] * 2.0 + 1.0
+        out = torch.empty(h.shape, device=h.device)
+        W(kx_rows2d)[(h.shape[0],)](h, out, h.shape[0], h.shape[1], h.stride(0), h.stride(1), out.stride(0),
+                                    out.stride(1), BLOCK=32)
+        return out
+    return f, (T(5, 40),)
+
+
+@case("slice_of_prologue_input")
+def _():
+    def f(x):
+        h = (x * 2.0 + 1.0)[:, 3:]
+        out = torch.empty(h.shape, device=h.device)
+        W(kx_rows2d)[(h.shape[0],)](h, out, h.shape[0], h.shape[1], h.stride(0), h.stride(1), out.stride(0),
+                                    out.stride(1), BLOCK=32)
+        return out
+    return f, (T(5, 23),)
+
+
+@case("as_strided_output_epilogue")
+def _():
+    def f(x):
+        buf = torch.empty(x.numel(), device=x.device)
+        out = buf.as_strided((x.shape[1], x.shape[0]), (1, x.shape[1])).t()
+        W(kx_rows2d)[(x.shape[0],)](x, out, x.shape[0], x.shape[1], x.stride(0), x.stride(1), out.stride(0),
+                                    out.stride(1), BLOCK=32)
+        return out - 1.0
+    return f, (T(5, 20),)
+
+
+@case("permuted_empty_like_output_epilogue_bias")
+def _():
+    def f(x, b):
+        out = torch.empty_like(x.t()).t()  # strides (1, rows)
+        W(kx_rows2d)[(x.shape[0],)](x, out, x.shape[0], x.shape[1], x.stride(0), x.stride(1), out.stride(0),
+                                    out.stride(1), BLOCK=32)
+        return out + b
+    return f, (T(6, 20), T(6, 20))
+
+
+def _store_cast_case(name, xdtype, odtype, epi, lo=-4, hi=4, special=False):
+    @case(name)
+    def _():
+        def f(x):
+            out = torch.empty(x.shape, device=x.device, dtype=odtype)
+            launch1(W(kx_store_cast), x.numel(), x, out, x.numel())
+            return epi(out)
+        return f, (T(N, dtype=xdtype, lo=lo, hi=hi, special=special),)
+
+
+_store_cast_case("store_cast_f32_to_f16_epilogue_float_mul", torch.float32, torch.float16, lambda o: o.float() * 3.0,
+                 special=True)
+_store_cast_case("store_cast_f32_to_f16_overflow_epilogue", torch.float32, torch.float16, lambda o: o.float() - 1.0,
+                 lo=-60000, hi=60000)
+_store_cast_case("store_cast_f32_to_int8_epilogue", torch.float32, torch.int8, lambda o: o * 3, lo=-80, hi=80)
+_store_cast_case("store_cast_f32_to_int32_epilogue_float", torch.float32, torch.int32, lambda o: o.float() / 2,
+                 lo=-1000, hi=1000)
+_store_cast_case("store_cast_f32_to_int16_epilogue", torch.float32, torch.int16, lambda o: o + 30000, lo=-20000,
+                 hi=20000)
+_store_cast_case("store_cast_f32_to_uint8_epilogue", torch.float32, torch.uint8, lambda o: o.to(torch.int16) - 7,
+                 lo=0, hi=160)
+_store_cast_case("store_cast_f32_to_bool_epilogue", torch.float32, torch.bool, lambda o: o.to(torch.int8) * 5,
+                 lo=-1, hi=1)
+_store_cast_case("store_cast_f32_to_f64_epilogue", torch.float32, torch.float64, lambda o: o * 1.1, special=True)
+_store_cast_case("store_cast_f64_to_f32_epilogue", torch.float64, torch.float32, lambda o: o.double() * 3.0)
+_store_cast_case("store_cast_i32_to_f16_epilogue", torch.int32, torch.float16, lambda o: o.float() + 0.25,
+                 lo=-70000, hi=70000)
+_store_cast_case("store_cast_f16_to_f32_epilogue_f64", torch.float16, torch.float32, lambda o: o.double() / 3.0)
+
+
+@case("store_bool_epilogue_not_and_int")
+def _():
+    def f(x):
+        out = torch.empty(x.shape, device=x.device, dtype=torch.bool)
+        launch1(W(kx_store_bool), x.numel(), x, out, x.numel())
+        return (~out).to(torch.int16) * 3
+    return f, (T(N, special=True),)
+
+
+def _int_case(name, dtype, pro, epi, lo, hi):
+    @case(name)
+    def _():
+        def f(x):
+            h = pro(x)
+            out = torch.empty_like(h)
+            launch1(W(kx_int_math), h.numel(), h, out, h.numel())
+            return epi(out)
+        return f, (T(N, dtype=dtype, lo=lo, hi=hi, special=True),)
+
+
+_int_case("int8_wrap_pro_epi_mul3", torch.int8, lambda x: x * 3, lambda o: o * 3, -128, 127)
+_int_case("int8_floordiv_neg", torch.int8, lambda x: x - 5, lambda o: o // -3, -128, 127)
+_int_case("int8_remainder_neg", torch.int8, lambda x: x + 1, lambda o: o % -7, -128, 127)
+_int_case("int16_wrap_mul_pro_epi", torch.int16, lambda x: x * 7, lambda o: o * 11 + 3, -32768, 32767)
+_int_case("int16_floordiv_rem", torch.int16, lambda x: x, lambda o: (o // 7) * 100 + o % 7, -32768, 32767)
+_int_case("int32_floordiv_tensor_shift", torch.int32, lambda x: x >> 2, lambda o: o << 3, -2**31, 2**31 - 1)
+_int_case("int32_bitwise_ops", torch.int32, lambda x: x ^ 0x5555, lambda o: (o & 0xFF0) | 3, -2**31, 2**31 - 1)
+_int_case("int8_shift_left_big", torch.int8, lambda x: x, lambda o: o << 5, -128, 127)
+_int_case("int8_shift_right_neg", torch.int8, lambda x: x * 5, lambda o: o >> 3, -128, 127)
+_int_case("uint8_sub_wrap", torch.uint8, lambda x: x - 200, lambda o: o - 100, 0, 255)
+_int_case("uint8_rshift", torch.uint8, lambda x: x + 77, lambda o: o >> 1, 0, 255)
+_int_case("int64_wrap_mul", torch.int64, lambda x: x * 3, lambda o: o * 5 + 1, -2**63, 2**63 - 1)
+_int_case("int32_abs_min_neg", torch.int32, lambda x: -x, lambda o: o.abs() - 1, -2**31, 2**31 - 1)
+_int_case("int8_abs_neg", torch.int8, lambda x: x.abs(), lambda o: -o, -128, 127)
+_int_case("int16_to_float_epilogue", torch.int16, lambda x: x * 2, lambda o: o.float() * 0.5, -32768, 32767)
+_int_case("int32_to_f16_epilogue", torch.int32, lambda x: x, lambda o: o.half(), -100000, 100000)
+_int_case("int8_clamp_epilogue", torch.int8, lambda x: x, lambda o: o.clamp(-5, 100), -128, 127)
+_int_case("int16_floordiv_by_scalar_neg1", torch.int16, lambda x: x, lambda o: o // -1, -32768, 32767)
+_int_case("int32_remainder_by_neg1", torch.int32, lambda x: x, lambda o: o % -1 + o // 2, -2**31, 2**31 - 1)
+
+
+def _float_case(name, dtype, pro, epi, special=True, lo=-4, hi=4, xdtype=None):
+    @case(name)
+    def _():
+        def f(x):
+            h = pro(x)
+            out = torch.empty_like(h)
+            launch1(W(kx_copy), h.numel(), h, out, h.numel())
+            return epi(out)
+        return f, (T(N, dtype=xdtype or dtype, lo=lo, hi=hi, special=special),)
+
+
+_float_case("f32_to_f16_overflow_prologue", torch.float32, lambda x: (x * 30000.0).half(), lambda o: o.float() + 1.0)
+_float_case("f64_pro_epi", torch.float64, lambda x: x * 3.3 + 1.0, lambda o: o * 0.1 - 7.0)
+_float_case("f64_to_f32_pro", torch.float64, lambda x: (x * 3.3).float(), lambda o: o.double() * 1e-300)
+_float_case("f64_to_f16_pro", torch.float64, lambda x: (x * 1e-5 + 1.0).half(), lambda o: o.float() * 2.0)
+_float_case("f32_denormals", torch.float32, lambda x: x * 1e-39, lambda o: o * 1e-3 + 1e-45, lo=-1, hi=1)
+_float_case("f32_denormal_div", torch.float32, lambda x: x / 3e38, lambda o: o * 0.5, lo=-1, hi=1)
+_float_case("f32_to_int32_nan_inf", torch.float32, lambda x: x * 1e10, lambda o: o.to(torch.int32))
+_float_case("f32_to_int64_nan_inf", torch.float32, lambda x: x * 1e10, lambda o: o.to(torch.int64))
+_float_case("f32_to_int8_large", torch.float32, lambda x: x * 100.0, lambda o: o.to(torch.int8), special=False)
+_float_case("f32_to_int16_large", torch.float32, lambda x: x * 20000.0, lambda o: o.to(torch.int16), special=False)
+_float_case("f32_to_bool_nan", torch.float32, lambda x: x - 1.0, lambda o: o.to(torch.bool).to(torch.int32))
+_float_case("f32_floordiv_epi", torch.float32, lambda x: x * 7.0, lambda o: o // 2.5)
+_float_case("f32_remainder_epi", torch.float32, lambda x: x * 7.0, lambda o: torch.remainder(o, -2.5))
+_float_case("f32_fmod_epi", torch.float32, lambda x: x * 7.0, lambda o: torch.fmod(o, 2.5))
+_float_case("f32_div_epi", torch.float32, lambda x: x * 7.0, lambda o: o / 3.0)
+_float_case("f32_reciprocal_epi", torch.float32, lambda x: x + 0.5, lambda o: torch.reciprocal(o))
+_float_case("f32_sqrt_epi", torch.float32, lambda x: x.abs(), lambda o: torch.sqrt(o))
+_float_case("f32_round_epi", torch.float32, lambda x: x * 2.5, lambda o: torch.round(o))
+_float_case("f32_trunc_floor_ceil", torch.float32, lambda x: torch.floor(x * 1.5), lambda o: torch.ceil(o / 2) +
+            torch.trunc(o / 4))
+_float_case("f32_sign_signbit", torch.float32, lambda x: torch.sign(x), lambda o: torch.signbit(o).float() + o)
+_float_case("f32_nan_to_num", torch.float32, lambda x: x, lambda o: torch.nan_to_num(o, 1.0, 2.0, 3.0))
+_float_case("f32_clamp_nan", torch.float32, lambda x: x.clamp(-1, 1), lambda o: o.clamp(min=0.5))
+_float_case("f32_max_min_nan", torch.float32, lambda x: torch.maximum(x, torch.zeros_like(x)),
+            lambda o: torch.minimum(o, o * 2))
+_float_case("f32_fmax_epi", torch.float32, lambda x: torch.fmax(x, x * 2), lambda o: torch.fmin(o, o - 1))
+_float_case("f32_neg_zero", torch.float32, lambda x: x * 0.0, lambda o: -o + 0.0)
+_float_case("f32_copysign", torch.float32, lambda x: torch.copysign(x, -x), lambda o: torch.copysign(o, o - 1))
+_float_case("f32_isinf_where", torch.float32, lambda x: torch.where(torch.isinf(x), 0.0, x),
+            lambda o: torch.where(o.isnan(), -1.0, o))
+_float_case("f32_hypot_like", torch.float32, lambda x: x * x, lambda o: o * o)
+_float_case("f32_addcmul_alpha", torch.float32, lambda x: torch.add(x, x, alpha=3.0), lambda o: torch.sub(o, 1.0,
+            alpha=0.1))
+_float_case("f16_prologue_arith", torch.float16, lambda x: x * 2 + 1, lambda o: o * 3)
+_float_case("bf16_cast_prologue", torch.bfloat16, lambda x: (x.float() * 3.0).bfloat16(), lambda o: o.float() + 1)
+_float_case("f16_from_int8_prologue", torch.float16, lambda x: (x * 2).half(), lambda o: o.float(),
+            xdtype=torch.int8, lo=-128, hi=127)
+_float_case("f32_pow2_int_exponent", torch.float32, lambda x: x ** 2, lambda o: o ** 3)
+_float_case("f32_lerp_like", torch.float32, lambda x: x + (x * 2 - x) * 0.3, lambda o: o * 0.7 + 0.3)
+_float_case("f32_logical", torch.float32, lambda x: torch.logical_and(x > 0, x < 2).float(),
+            lambda o: torch.logical_xor(o > 0.5, o < 0.5).to(torch.int8))
+
+
+# ---------------------------------------------------------------------------------------------
+# graph-level programs
+# ---------------------------------------------------------------------------------------------
+def copy_op(h):
+    out = torch.empty_like(h)
+    launch1(W(kx_copy), h.numel(), h, out, h.numel())
+    return out
+
+
+def add_op(a, b):
+    out = torch.empty_like(a)
+    launch1(W(kx_add), a.numel(), a, b, out, a.numel())
+    return out
+
+
+@case("inplace_add_after_launch")
+def _():
+    def f(x):
+        out = copy_op(x * 2.0 + 1.0)
+        out.add_(1.0)
+        out[0] = 5.0
+        return out * 3.0
+    return f, (T(N),)
+
+
+@case("inplace_mul_then_epilogue_uses_both")
+def _():
+    def f(x, y):
+        out = copy_op(x - y)
+        out.mul_(y)
+        return out + out * 2.0
+    return f, (T(N), T(N))
+
+
+@case("output_returned_and_epilogue")
+def _():
+    def f(x):
+        out = copy_op(x * 2.0)
+        return out, out + 1.0
+    return f, (T(N),)
+
+
+@case("chain_two_kernels")
+def _():
+    def f(x, y):
+        a = copy_op(x * 2.0 + 1.0)
+        b = add_op(a + 1.0, y * 3.0)
+        return b * 0.5 - y
+    return f, (T(N), T(N))
+
+
+@case("chain_shared_intermediate")
+def _():
+    def f(x, y):
+        h = x * 2.0 + y
+        a = copy_op(h)
+        b = add_op(h, a - 1.0)
+        return a * 2.0, b + h
+    return f, (T(N), T(N))
+
+
+@case("same_intermediate_twice")
+def _():
+    def f(x):
+        h = x * 2.0 + 1.0
+        return add_op(h, h) - 1.0
+    return f, (T(N),)
+
+
+@case("same_input_twice_graph_input")
+def _():
+    def f(x):
+        return add_op(x, x) * 2.0
+    return f, (T(N),)
+
+
+@case("residual_prologue_also_stored_then_inplace")
+def _():
+    def f(x, r):
+        h = x + r
+        out = copy_op(h)
+        h2 = h * 2.0
+        h.add_(1.0)
+        return out, h2, h
+    return f, (T(N), T(N))
+
+
+@case("prologue_input_mutated_after")
+def _():
+    def f(x):
+        h = x * 2.0
+        out = copy_op(h)
+        x.add_(1.0)
+        return out + x
+    return f, (T(N),)
+
+
+@case("prologue_reads_input_kernel_writes_graph_input")
+def _():
+    def f(x, y):
+        # kernel writes a graph input in place (x), prologue reads y
+        launch1(W(kx_copy), x.numel(), y * 2.0, x, x.numel())
+        return x + 1.0
+    return f, (T(N), T(N))
+
+
+@case("epilogue_into_graph_input_copy")
+def _():
+    def f(x, y):
+        out = copy_op(x)
+        y.copy_(out * 2.0)
+        return y
+    return f, (T(N), T(N))
+
+
+@case("grid_over_epilogue_bias")
+def _():
+    def f(x, b):
+        out = torch.empty_like(x)
+        W(kx_grid_over)[(triton.cdiv(x.numel(), 32) + 3,)](x * 2.0, out, x.numel(), BLOCK=32)
+        return out + b
+    return f, (T(N), T(N))
+
+
+@case("grid_under_epilogue_bias")
+def _():
+    def f(x, b):
+        out = torch.zeros_like(x)
+        o2 = torch.empty_like(x)
+        W(kx_copy)[(triton.cdiv(x.numel(), 32) - 2,)](x * 2.0, o2, x.numel(), BLOCK=32)
+        # only the written part is meaningful: read it back through where on a static index
+        n_w = (triton.cdiv(x.numel(), 32) - 2) * 32
+        return (o2 + b)[:n_w], out
+    return f, (T(N), T(N))
+
+
+@case("grid_under_relu_epilogue_slice")
+def _():
+    def f(x):
+        o2 = torch.empty_like(x)
+        W(kx_copy)[(triton.cdiv(x.numel(), 32) - 2,)](x * 2.0, o2, x.numel(), BLOCK=32)
+        n_w = (triton.cdiv(x.numel(), 32) - 2) * 32
+        return torch.relu(o2)[:n_w]
+    return f, (T(N),)
+
+
+@case("two_outputs_two_epilogues")
+def _():
+    def f(x, b):
+        a = torch.empty_like(x)
+        c = torch.empty_like(x)
+        launch1(W(kx_two_outputs), x.numel(), x - 1.0, a, c, x.numel())
+        return a * b, c + b, a - c
+    return f, (T(N), T(N))
+
+
+@case("two_outputs_epilogue_reads_other_output")
+def _():
+    def f(x):
+        a = torch.empty_like(x)
+        c = torch.empty_like(x)
+        launch1(W(kx_two_outputs), x.numel(), x, a, c, x.numel())
+        return a * c
+    return f, (T(N),)
+
+
+@case("store_twice_epilogue_bias")
+def _():
+    def f(x, b):
+        out = torch.empty_like(x)
+        launch1(W(kx_store_twice), x.numel(), x, out, x.numel())
+        return out * b
+    return f, (T(N, special=True), T(N))
+
+
+@case("loop_reload_same_elem_prologue")
+def _():
+    def f(x):
+        h = x * 2.0 + 1.0
+        out = torch.empty_like(h)
+        launch1(W(kx_loop_same_elem), h.numel(), h, out, h.numel(), REPS=3)
+        return out
+    return f, (T(N + 5),)
+
+
+@case("loop_reload_same_elem_prologue_narrow_source")
+def _():
+    def f(x):
+        h = x.float() * 2.0 + 1.0  # x fp16: reads fewer bytes than h
+        out = torch.empty_like(h)
+        launch1(W(kx_loop_same_elem), h.numel(), h, out, h.numel(), REPS=3)
+        return out
+    return f, (T(N + 5, dtype=torch.float16),)
+
+
+@case("gather_prologue_table_and_index")
+def _():
+    def f(t, idx):
+        tt = t * 2.0 + 1.0
+        ii = idx * 2 + 1
+        out = torch.empty(idx.shape, device=t.device)
+        launch1(W(kx_gather), idx.numel(), tt, ii, out, idx.numel())
+        return out - 1.0
+    return f, (T(64), T(N, dtype=torch.int32, lo=0, hi=31))
+
+
+@case("gather_index_int64_prologue_from_int8")
+def _():
+    def f(t, idx):
+        ii = idx.to(torch.int64) + 3
+        out = torch.empty(idx.shape, device=t.device)
+        launch1(W(kx_gather), idx.numel(), t, ii, out, idx.numel())
+        return out
+    return f, (T(200), T(N, dtype=torch.int8, lo=-3, hi=120))
+
+
+@case("int64_offsets_prologue_epilogue")
+def _():
+    def f(x, b):
+        out = torch.empty_like(x)
+        launch1(W(kx_int64_offs), x.numel(), x * 3.0, out, x.numel())
+        return out + b
+    return f, (T(N), T(N))
+
+
+@case("static_range_prologue_other")
+def _():
+    def f(x):
+        h = x * 2.0 + 1.0
+        out = torch.empty_like(h)
+        W(kx_static_range)[(triton.cdiv(h.numel(), 64 * 4),)](h, out, h.numel(), BLOCK=64)
+        return out * 2.0
+    return f, (T(N + 77),)
+
+
+@case("elem_ty_f16_out_epilogue_float")
+def _():
+    def f(x):
+        out = torch.empty(x.shape, device=x.device, dtype=torch.float16)
+        launch1(W(kx_elem_ty), x.numel(), x, out, x.numel())
+        return out.float() * 3.0
+    return f, (T(N, lo=-70000, hi=70000),)
+
+
+@case("elem_ty_int8_out_epilogue_int32")
+def _():
+    def f(x):
+        out = torch.empty(x.shape, device=x.device, dtype=torch.int8)
+        launch1(W(kx_elem_ty), x.numel(), x, out, x.numel())
+        return out.to(torch.int32) * 1000
+    return f, (T(N, lo=-300, hi=300),)
+
+
+@case("elem_ty_f32_out_epilogue_to_f16")
+def _():
+    def f(x):
+        out = torch.empty(x.shape, device=x.device, dtype=torch.float32)
+        launch1(W(kx_elem_ty), x.numel(), x, out, x.numel())
+        return out.half()
+    return f, (T(N, lo=-70000, hi=70000, special=True),)
+
+
+@case("scalar_store_loop_epilogue_bias")
+def _():
+    def f(x, b):
+        out = torch.empty_like(x)
+        W(kx_scalar_store)[(1,)](x + 1.0, out, x.numel(), BLOCK=1)
+        return out + b
+    return f, (T(37), T(37))
+
+
+@case("reverse_rows_prologue_epilogue_bias")
+def _():
+    def f(x, b):
+        h = x * 2.0 + 1.0
+        out = torch.empty_like(h)
+        W(kx_reverse_rows)[(h.shape[0],)](h, out, h.shape[1], BLOCK=32)
+        return out + b
+    return f, (T(4, 29), T(29))
+
+
+@case("rand_prologue_operand")
+def _():
+    def f(x):
+        h = x + torch.rand_like(x)
+        return copy_op(h) * 2.0
+    return f, (T(N),)
+
+
+@case("rand_epilogue_operand")
+def _():
+    def f(x):
+        out = copy_op(x)
+        return out * torch.rand_like(out)
+    return f, (T(N),)
+
+
+@case("dropout_epilogue")
+def _():
+    def f(x):
+        out = copy_op(x * 2.0)
+        return torch.nn.functional.dropout(out, 0.5, training=True)
+    return f, (T(N),)
+
+
+@case("scalar_0d_tensor_operand")
+def _():
+    def f(x, s):
+        return copy_op(x * s + 1.0) - s
+    return f, (T(N), torch.tensor(0.3, device=DEVICE))
+
+
+@case("scalar_0d_f64_tensor_operand")
+def _():
+    def f(x, s):
+        return copy_op(x * s) + s
+    return f, (T(N), torch.tensor(0.1, device=DEVICE, dtype=torch.float64))
+
+
+@case("scalar_0d_int_tensor_operand_int8")
+def _():
+    def f(x, s):
+        return copy_op(x * s) + s
+    return f, (T(N, dtype=torch.int8, lo=-128, hi=127), torch.tensor(300, device=DEVICE))
+
+
+@case("python_float_scalar_recompile", calls=2)
+def _():
+    def f(x, s):
+        return copy_op(x * s + 1.0) * s
+    return f, [(T(N), 0.1), (T(N), 3.7)]
+
+
+@case("python_int_scalar_dynamic", dynamic=True)
+def _():
+    def f(x, k):
+        return copy_op(x + k) * k
+    return f, [(T(N, dtype=torch.int32, lo=-9, hi=9), 3), (T(N + 13, dtype=torch.int32, lo=-9, hi=9), -5)]
+
+
+@case("dynamic_sizes_prologue_epilogue", dynamic=True)
+def _():
+    def f(x, b):
+        return copy_op(x * 2.0 + 1.0) + b
+    return f, [(T(N), T(N)), (T(N + 37), T(N + 37)), (T(5), T(5))]
+
+
+@case("dynamic_rows_bias_broadcast", dynamic=True)
+def _():
+    def f(x, b):
+        h = x * 2.0 + b
+        out = torch.empty(h.shape, device=h.device)
+        W(kx_rows2d)[(h.shape[0],)](h, out, h.shape[0], h.shape[1], h.stride(0), h.stride(1), out.stride(0),
+                                    out.stride(1), BLOCK=32)
+        return torch.relu(out) * b
+    return f, [(T(4, 20), T(20)), (T(7, 25), T(25)), (T(3, 31), T(31))]
+
+
+@case("dynamic_relu_epilogue_masked", dynamic=True)
+def _():
+    def f(x):
+        return torch.relu(copy_op(x - 1.0)).half()
+    return f, [(T(N),), (T(N + 1),), (T(3),)]
+
+
+@case("specialize_float_false_symfloat")
+def _():
+    import torch._dynamo.config as dc
+
+    def f(x, s):
+        return copy_op(x * s + 1.0) * s
+    return f, (T(N), 0.3)
+
+
+# --- autotune / heuristics ---
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})],
+                 key=["n"])
+@triton.jit
+def kx_at_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m, other=3.0) * 2.0, mask=m)
+
+
+# One config: with BLOCK 16 and 32 the sum's order, so its bits, follow the config each
+# compile's tuning picks; the unfused compile differed from eager in one of three compiles on
+# an H100 (results/gpu_probe_session30_h100.log), as the fused one did.
+@triton.autotune(configs=[triton.Config({"BLOCK": 16})], key=["n_cols"])
+@triton.jit
+def kx_at_blocksum(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    # sums a row in chunks of BLOCK: result depends on BLOCK (summation order)
+    row = tl.program_id(0)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for s in range(0, n_cols, BLOCK):
+        offs = s + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + row * n_cols + offs, mask=offs < n_cols, other=0.0)
+    tl.store(out_ptr + row, tl.sum(acc, 0))
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=["n"],
+                 restore_value=["x_ptr"])
+@triton.jit
+def kx_at_restore(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + 1.0, mask=m)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=["n"],
+                 reset_to_zero=["acc_ptr"])
+@triton.jit
+def kx_at_reset(x_ptr, acc_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m, other=0.0)
+    tl.store(out_ptr + offs, v * 3.0, mask=m)
+    tl.atomic_add(acc_ptr, tl.sum(v, 0))
+
+
+def _prune(configs, named_args, **kw):
+    return [c for c in configs if c.kwargs["BLOCK"] <= 64]
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 256})],
+                 key=["n"], prune_configs_by={"early_config_prune": _prune})
+@triton.jit
+def kx_at_prune(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) - 1.0, mask=m)
+
+
+@triton.heuristics({"EVEN": lambda a: a["n"] % a["BLOCK"] == 0,
+                    "OUT16": lambda a: a["out_ptr"].dtype == torch.float16})
+@triton.jit
+def kx_heur(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr, OUT16: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:
+        v = tl.load(x_ptr + offs)
+    else:
+        v = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    if OUT16:
+        v = v * 3.0
+    if EVEN:
+        tl.store(out_ptr + offs, v)
+    else:
+        tl.store(out_ptr + offs, v, mask=offs < n)
+
+
+@triton.heuristics({"SCALE": lambda a: 2.0 if a["x_ptr"].dtype == torch.float32 else 5.0})
+@triton.jit
+def kx_heur_in(x_ptr, out_ptr, n, SCALE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m).to(tl.float32) * SCALE, mask=m)
+
+
+@case("autotune_copy_prologue_epilogue")
+def _():
+    def f(x, b):
+        h = x * 2.0 + 1.0
+        out = torch.empty_like(h)
+        W(kx_at_copy)[lambda meta: (triton.cdiv(h.numel(), meta["BLOCK"]),)](h, out, h.numel())
+        return out * b
+    return f, (T(N + 3), T(N + 3))
+
+
+@case("autotune_blocksum_prologue")
+def _():
+    def f(x):
+        h = x * 1.1
+        out = torch.empty(h.shape[0], device=h.device)
+        W(kx_at_blocksum)[(h.shape[0],)](h, out, h.shape[1])
+        return out
+    return f, (T(8, 100, lo=-1e4, hi=1e4),)
+
+
+@case("autotune_restore_value_prologue")
+def _():
+    def f(x):
+        h = x * 2.0 + 1.0
+        out = torch.empty_like(h)
+        W(kx_at_restore)[lambda meta: (triton.cdiv(h.numel(), meta["BLOCK"]),)](h, out, h.numel())
+        return out * 3.0
+    return f, (T(N),)
+
+
+@case("autotune_reset_to_zero_other_arg")
+def _():
+    def f(x, b):
+        h = x * 2.0 + 1.0
+        acc = torch.zeros(1, device=x.device)
+        out = torch.empty_like(h)
+        W(kx_at_reset)[lambda meta: (triton.cdiv(h.numel(), meta["BLOCK"]),)](h, acc, out, h.numel())
+        return out + b, acc * 2.0
+    return f, (T(N, lo=-1, hi=1).round(), T(N))
+
+
+@case("autotune_prune_prologue_epilogue")
+def _():
+    def f(x, b):
+        out = torch.empty_like(x)
+        W(kx_at_prune)[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x * 3.0, out, x.numel())
+        return out - b
+    return f, (T(N + 1), T(N + 1))
+
+
+@case("heuristics_out_dtype_epilogue_cast")
+def _():
+    def f(x):
+        out = torch.empty(x.shape, device=x.device, dtype=torch.float16)
+        launch1(W(kx_heur), x.numel(), x * 2.0, out, x.numel())
+        return out.float() + 1.0
+    return f, (T(N),)
+
+
+@case("heuristics_even_prologue")
+def _():
+    def f(x):
+        h = x * 2.0 + 1.0
+        out = torch.empty_like(h)
+        launch1(W(kx_heur), h.numel(), h, out, h.numel())
+        return out
+    return f, (T(N + 1),)
+
+
+@case("heuristics_input_dtype_prologue_cast")
+def _():
+    def f(x):
+        h = (x * 2.0).half()
+        out = torch.empty(x.shape, device=x.device)
+        launch1(W(kx_heur_in), h.numel(), h, out, h.numel())
+        return out
+    return f, (T(N),)
+
+
+# --- training ---
+class _ScaleFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = torch.empty_like(x)
+        launch1(W(kx_copy), x.numel(), x, out, x.numel())
+        ctx.save_for_backward(x)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        gx = torch.empty_like(g)
+        launch1(W(kx_add), g.numel(), g, x, gx, g.numel())
+        return gx
+
+
+@case("training_autograd_fn", post="grad")
+def _():
+    def f(x, w):
+        y = _ScaleFn.apply(x * w + 1.0)
+        return y * 2.0 - w
+    return f, (T(N).requires_grad_(True), T(N).requires_grad_(True))
+
+
+@case("training_autograd_fn_bf16_epilogue", post="grad")
+def _():
+    def f(x, w):
+        y = _ScaleFn.apply((x * w).half())
+        return y.float() * 3.0
+    return f, (T(N).requires_grad_(True), T(N).requires_grad_(True))
+
+
+@case("training_autograd_fn_param_grad")
+def _():
+    def f(x, w):
+        y = _ScaleFn.apply(x * w + 1.0)
+        return y * 2.0
+    return f, (T(N), T(N).requires_grad_(True))
+
+
+# ---------------------------------------------------------------------------------------------
+# store-coverage adversaries: where(sel, out, 5.0) is defined wherever sel is False exactly on
+# the elements the kernel leaves unwritten; a wrong proof leaks torch.empty garbage there.
+# ---------------------------------------------------------------------------------------------
+def _dirty():
+    # leave NaN garbage in memory the next torch.empty is likely to get
+    t = torch.full((1 << 16,), float("nan"), device=DEVICE)
+    del t
+
+
+@triton.jit
+def kx_tail_short(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n - 1)
+
+
+@triton.jit
+def kx_lane_dup_odd(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    lanes = tl.minimum(tl.arange(0, BLOCK), BLOCK - 1 - (pid % 2))
+    offs = pid * BLOCK + lanes
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m), mask=m)
+
+
+@triton.jit
+def kx_trunc_div_store(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # offsets (o - 7) // 2 + 3 for o in [0, 2n): truncation toward zero writes 0 twice and skips nothing?
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    dst = (o - 7) // 2 + 3
+    m = (o < 2 * n) & (dst >= 0) & (dst < n)
+    tl.store(out_ptr + dst, tl.load(x_ptr + dst, mask=m), mask=m)
+
+
+@triton.jit
+def kx_rem_store(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    dst = (o - 5) % n  # negative for o < 5 (truncated remainder)
+    m = (o < n) & (dst >= 0)
+    tl.store(out_ptr + dst, tl.load(x_ptr + dst, mask=m), mask=m)
+
+
+@triton.jit
+def kx_persistent(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    for start in range(pid * BLOCK, n, nprog * BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m), mask=m)
+
+
+@triton.jit
+def kx_persistent_skip(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    for start in range(pid * BLOCK, n, nprog * BLOCK * 2):  # skips every other round
+        offs = start + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m), mask=m)
+
+
+@triton.jit
+def kx_skip_program(x_ptr, out_ptr, n, SKIP: tl.constexpr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    if pid == SKIP:
+        return
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m), mask=m)
+
+
+@triton.jit
+def kx_tri(x_ptr, out_ptr, R, C, BR: tl.constexpr, BC: tl.constexpr):
+    pr = tl.program_id(0)
+    pc = tl.program_id(1)
+    if pc <= pr:
+        r = pr * BR + tl.arange(0, BR)
+        c = pc * BC + tl.arange(0, BC)
+        m = (r[:, None] < R) & (c[None, :] < C)
+        p = r[:, None] * C + c[None, :]
+        tl.store(out_ptr + p, tl.load(x_ptr + p, mask=m), mask=m)
+
+
+@triton.jit
+def kx_while_store(x_ptr, out_ptr, n, STEP: tl.constexpr, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK
+    end = i + BLOCK
+    while i < end:
+        if i < n:
+            tl.store(out_ptr + i, tl.load(x_ptr + i))
+        i += STEP
+
+
+@triton.jit
+def kx_shift_store(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    dst = (o >> 1) << 1  # even elements only, twice
+    m = dst < n
+    tl.store(out_ptr + dst, tl.load(x_ptr + dst, mask=m), mask=m)
+
+
+@triton.jit
+def kx_overflow_i32_store(x_ptr, out_ptr, n, BIG: tl.constexpr, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    dst = (o + BIG) - BIG  # wraps when o + BIG overflows: identity in two's complement
+    m = dst < n
+    tl.store(out_ptr + dst, tl.load(x_ptr + o, mask=o < n), mask=m)
+
+
+@triton.jit
+def kx_unsigned_mask(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK) - 3
+    m = o.to(tl.uint32) < n  # negative o becomes huge unsigned: masked
+    tl.store(out_ptr + o, tl.load(x_ptr + o, mask=m), mask=m)
+
+
+@triton.jit
+def kx_bool_scalar_mask(x_ptr, out_ptr, n, FLAG, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = (offs < n) & (FLAG != 0)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=m)
+
+
+@triton.jit
+def kx_load_partial(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=offs < n - 2, other=0.0)
+    tl.store(out_ptr + offs, v, mask=m)
+
+
+@triton.jit
+def kx_load_twice(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    a = tl.load(x_ptr + offs, mask=m, other=0.0)
+    b = tl.load(x_ptr + tl.minimum(offs + 1, n - 1), mask=m, other=0.0)
+    tl.store(out_ptr + offs, a + b, mask=m)
+
+
+@triton.jit
+def kx_overwrite_inplace_shift(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # reads x[o+1] written (over the input) by another program: not allowed to split
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + tl.minimum(offs + 1, n - 1), mask=m)
+    tl.store(out_ptr + offs, v * 2.0, mask=m)
+
+
+def _cov_case(name, kernel, n, grid, sel_fn, epi="where", **kw):
+    @case(name)
+    def _():
+        def f(x, b):
+            out = torch.empty_like(x)
+            kernel[grid](x * 2.0 + 1.0, out, x.numel(), **kw)
+            sel = sel_fn(torch.arange(x.numel(), device=x.device))
+            if epi == "where":
+                return torch.where(sel, out, 5.0)
+            return torch.where(sel, out + b, 5.0)
+        _dirty()
+        return f, (T(n), T(n))
+
+
+_cov_case("cov_tail_short_where", W(kx_tail_short), 100, (4,), lambda i: i < 99, BLOCK=32)
+_cov_case("cov_tail_short_where_bias", W(kx_tail_short), 100, (4,), lambda i: i < 99, epi="bias", BLOCK=32)
+_cov_case("cov_lane_dup_odd_where", W(kx_lane_dup_odd), 128, (4,),
+          lambda i: ~((i % 32 == 31) & ((i // 32) % 2 == 1)), BLOCK=32)
+_cov_case("cov_trunc_div_where", W(kx_trunc_div_store), 64, (4,), lambda i: i >= 0, BLOCK=32)
+_cov_case("cov_rem_store_where", W(kx_rem_store), 64, (2,), lambda i: i < 59, BLOCK=32)
+_cov_case("cov_persistent_where_bias", W(kx_persistent), 300, (3,), lambda i: i >= 0, epi="bias", BLOCK=32)
+_cov_case("cov_persistent_skip_where", W(kx_persistent_skip), 300, (3,), lambda i: (i // 96) % 2 == 0, BLOCK=32)
+_cov_case("cov_skip_program_where", W(kx_skip_program), 128, (4,), lambda i: i // 32 != 2, SKIP=2, BLOCK=32)
+_cov_case("cov_while_step2_where", W(kx_while_store), 64, (4,), lambda i: i % 2 == 0, STEP=2, BLOCK=16)
+_cov_case("cov_while_step1_bias", W(kx_while_store), 64, (4,), lambda i: i >= 0, epi="bias", STEP=1, BLOCK=16)
+_cov_case("cov_shift_even_where", W(kx_shift_store), 64, (2,), lambda i: i % 2 == 0, BLOCK=32)
+_cov_case("cov_overflow_i32_bias", W(kx_overflow_i32_store), 64, (2,), lambda i: i >= 0, epi="bias",
+          BIG=2**31 - 40, BLOCK=32)
+_cov_case("cov_unsigned_mask_where", W(kx_unsigned_mask), 64, (3,), lambda i: i >= 0, BLOCK=32)
+
+
+
+@case("cov_tri_where")
+def _():
+    def f(x):
+        out = torch.empty_like(x)
+        R, C = x.shape
+        W(kx_tri)[(triton.cdiv(R, 8), triton.cdiv(C, 8))](x * 2.0, out, R, C, BR=8, BC=8)
+        r = torch.arange(R, device=x.device)[:, None] // 8
+        c = torch.arange(C, device=x.device)[None, :] // 8
+        return torch.where(c <= r, out, 5.0)
+    _dirty()
+    return f, (T(24, 24),)
+
+
+@case("stored_prologue_partial_load")
+def _():
+    def f(x, r):
+        h = x + r
+        out = torch.empty_like(h)
+        launch1(W(kx_load_partial), h.numel(), h, out, h.numel(), BLOCK=32)
+        return out, h * 2.0
+    _dirty()
+    return f, (T(100), T(100))
+
+
+@case("stored_prologue_load_twice")
+def _():
+    def f(x, r):
+        h = x + r
+        out = torch.empty_like(h)
+        launch1(W(kx_load_twice), h.numel(), h, out, h.numel(), BLOCK=32)
+        return out, h * 2.0
+    return f, (T(100), T(100))
+
+
+@case("stored_prologue_grid_short")
+def _():
+    def f(x, r):
+        h = x + r
+        out = torch.zeros_like(h)
+        W(kx_copy)[(3,)](h, out, h.numel(), BLOCK=32)
+        return out, h * 2.0
+    _dirty()
+    return f, (T(100), T(100))
+
+
+@case("over_input_reads_neighbour")
+def _():
+    def f(x, y):
+        h = x + y
+        W(kx_overwrite_inplace_shift)[(triton.cdiv(h.numel(), 32),)](h, h, h.numel(), BLOCK=32)
+        return h - y
+    return f, (T(100), T(100))
+
+
+@case("over_input_plain")
+def _():
+    def f(x, y):
+        h = x + y
+        W(kx_copy)[(triton.cdiv(h.numel(), 32),)](h, h, h.numel(), BLOCK=32)
+        return h * y
+    return f, (T(100), T(100))
+
+
+# ---------------------------------------------------------------------------------------------
+# operand layouts: offsets of the fused tensor mapped to operands of other layouts
+# ---------------------------------------------------------------------------------------------
+def rows_op(h, out_dtype=None):
+    out = torch.empty(h.shape, device=h.device, dtype=out_dtype or h.dtype)
+    W(kx_rows2d)[(h.shape[0],)](h, out, h.shape[0], h.shape[1], h.stride(0), h.stride(1), out.stride(0),
+                                out.stride(1), BLOCK=32)
+    return out
+
+
+def _layout_case(name, make_args, fn):
+    @case(name)
+    def _():
+        return fn, make_args()
+
+
+_layout_case("epi_operand_sliced_storage_offset", lambda: (T(6, 20), T(8, 23)),
+             lambda x, b: rows_op(x) + b[2:, 3:])
+_layout_case("epi_operand_transposed", lambda: (T(6, 20), T(20, 6)), lambda x, b: rows_op(x) * b.t())
+_layout_case("epi_operand_col_broadcast", lambda: (T(6, 20), T(6, 1)), lambda x, b: rows_op(x) - b)
+_layout_case("epi_operand_expanded_stride0", lambda: (T(6, 20), T(20)),
+             lambda x, b: rows_op(x) + b.expand(6, 20))
+_layout_case("epi_operand_step2", lambda: (T(6, 20), T(6, 40)), lambda x, b: rows_op(x) * b[:, ::2])
+_layout_case("epi_operand_negative_like_flip", lambda: (T(6, 20), T(6, 20)),
+             lambda x, b: rows_op(x) + b.flip(1))
+_layout_case("epi_operand_int_mask", lambda: (T(6, 20), T(6, 20, dtype=torch.bool)),
+             lambda x, m: rows_op(x) * m.int())
+_layout_case("pro_operand_sliced", lambda: (T(6, 20), T(8, 25)), lambda x, b: rows_op(x * b[1:7, 5:]))
+_layout_case("pro_operand_transposed", lambda: (T(6, 20), T(20, 6)), lambda x, b: rows_op(x - b.t()))
+_layout_case("pro_operand_rowvec_colvec", lambda: (T(6, 1), T(20)), lambda a, b: rows_op(a * b + 1.0))
+_layout_case("pro_both_transposed_result_transposed", lambda: (T(20, 6), T(20, 6)),
+             lambda a, b: rows_op(a.t() * b.t() + 1.0))
+_layout_case("pro_operand_flip", lambda: (T(6, 20), T(6, 20)), lambda x, b: rows_op(x + b.flip(0)))
+_layout_case("pro_operand_diag_view", lambda: (T(6, 20), T(20, 20)),
+             lambda x, b: rows_op(x + b.diagonal()[None, :]))
+_layout_case("pro_operand_unfold_overlap", lambda: (T(6, 20), T(40)),
+             lambda x, b: rows_op(x * b.as_strided((6, 20), (3, 1))))
+
+
+@case("pro_channels_last_4d")
+def _():
+    def f(x, y):
+        h = x * 2.0 + y  # x channels_last, y contiguous
+        h2 = h.reshape(-1, h.shape[-1]) if h.is_contiguous() else h.permute(0, 2, 3, 1).reshape(-1, h.shape[1])
+        return rows_op(h2)
+    x = T(2, 8, 3, 5).contiguous(memory_format=torch.channels_last)
+    return f, (x, T(2, 8, 3, 5))
+
+
+@case("epi_channels_last_out")
+def _():
+    def f(x, y):
+        out = torch.empty_like(x)  # channels_last (preserve_format)
+        n = x.numel()
+        launch1(W(kx_copy), n, x, out, n)
+        return out * 2.0 + y
+    x = T(2, 8, 3, 5).contiguous(memory_format=torch.channels_last)
+    return f, (x, T(2, 8, 3, 5))
+
+
+@case("epi_view_back_3d_bias")
+def _():
+    def f(x, b):
+        x2 = x.view(-1, x.shape[-1])
+        out = rows_op(x2).view(*x.shape)
+        return out + b
+    return f, (T(2, 3, 20), T(20))
+
+
+@case("pro_view_3d_bias_broadcast_mid")
+def _():
+    def f(x, b):
+        h = (x * b).view(-1, x.shape[-1])  # b (3, 1): broadcast along the middle dim
+        return rows_op(h)
+    return f, (T(2, 3, 20), T(3, 1))
+
+
+@case("pro_view_3d_bias_broadcast_mid_dynamic", dynamic=True)
+def _():
+    def f(x, b):
+        h = (x * b).view(-1, x.shape[-1])
+        return rows_op(h) + 1.0
+    return f, [(T(2, 3, 20), T(3, 1)), (T(4, 5, 17), T(5, 1)), (T(3, 2, 9), T(2, 1))]
+
+
+@case("epi_out_dtype_change_int_to_float_bias_int")
+def _():
+    def f(x, b):
+        out = torch.empty_like(x)
+        launch1(W(kx_int_math), x.numel(), x, out, x.numel())
+        return out + b  # int32 + int64 tensor -> int64
+    return f, (T(N, dtype=torch.int32, lo=-2**31, hi=2**31 - 1), T(N, dtype=torch.int64, lo=-2**40, hi=2**40))
+
+
+@case("epi_int_eq_labels")
+def _():
+    def f(x, labels):
+        out = torch.empty_like(x)
+        launch1(W(kx_int_math), x.numel(), x, out, x.numel())
+        return (out == labels).sum(), out != labels
+    return f, (T(N, dtype=torch.int32, lo=-3, hi=3), T(N, dtype=torch.int32, lo=-8, hi=10))
+
+
+@case("epi_reduction_after_pointwise")
+def _():
+    def f(x, b):
+        out = copy_op(x)
+        return (out * b).sum(dim=0), out.amax()
+    return f, (T(N), T(N))
+
+
+@case("pro_is_reduction_result")
+def _():
+    def f(x):
+        s = x.sum(dim=1, keepdim=True)
+        h = x - s
+        return rows_op(h)
+    return f, (T(6, 20),)
+
+
+@case("pro_cat_operand")
+def _():
+    def f(x, y):
+        h = torch.cat([x, y], dim=1) * 2.0
+        return rows_op(h)
+    return f, (T(6, 10), T(6, 10))
+
+
+@case("pro_where_scalar_tensor_mix")
+def _():
+    def f(x, m):
+        h = torch.where(m, x, torch.tensor(float("nan"), device=x.device)) * 2.0
+        return rows_op(h)
+    return f, (T(6, 20), T(6, 20, dtype=torch.bool))
+
+
+@case("pro_int8_to_f32_scale_dequant")
+def _():
+    def f(q, s):
+        h = q.float() * s[:, None]
+        return rows_op(h)
+    return f, (T(6, 20, dtype=torch.int8, lo=-128, hi=127), T(6))
+
+
+@case("pro_bool_input_to_kernel")
+def _():
+    def f(x):
+        h = x > 0.5
+        out = torch.empty(h.shape, device=x.device, dtype=torch.float32)
+        launch1(W(kx_store_cast), h.numel(), h, out, h.numel())
+        return out
+    return f, (T(N),)
+
+
+@case("pro_fp16_kernel_arith_in_fp16")
+def _():
+    def f(x, y):
+        a = (x * 3.0).half()
+        b = (y - 1.0).half()
+        return add_op(a, b).float()
+    return f, (T(N, lo=-3e4, hi=3e4), T(N, lo=-3e4, hi=3e4))
+
+
+# ---------------------------------------------------------------------------------------------
+# more graph-level adversaries
+# ---------------------------------------------------------------------------------------------
+@triton.jit
+def kx_defaults(x_ptr, out_ptr, n, alpha=2.0, BLOCK: tl.constexpr = 32):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * alpha, mask=m)
+
+
+@triton.jit
+def kx_write_input_too(x_ptr, out_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    # stores out first, then writes y (a tensor the program also uses elsewhere)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m)
+    tl.store(out_ptr + offs, v, mask=m)
+    tl.store(y_ptr + offs, v * 10.0, mask=m)
+
+
+@triton.jit
+def kx_fma(a_ptr, b_ptr, c_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    a = tl.load(a_ptr + offs, mask=m)
+    b = tl.load(b_ptr + offs, mask=m)
+    c = tl.load(c_ptr + offs, mask=m)
+    tl.store(out_ptr + offs, a * b + c, mask=m)
+
+
+@triton.jit
+def kx_rms(x_ptr, w_ptr, out_ptr, n_cols, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=m, other=0.0).to(tl.float32)
+    w = tl.load(w_ptr + cols, mask=m, other=0.0).to(tl.float32)
+    r = tl.rsqrt(tl.sum(x * x, axis=0) / n_cols + eps)
+    tl.store(out_ptr + row * n_cols + cols, x * r * w, mask=m)
+
+
+@triton.jit
+def kx_softmax(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=m, other=float("-inf")).to(tl.float32)
+    x = x - tl.max(x, axis=0)
+    e = tl.exp(x)
+    tl.store(out_ptr + row * n_cols + cols, e / tl.sum(e, axis=0), mask=m)
+
+
+@case("defaults_kernel_prologue_epilogue")
+def _():
+    def f(x, b):
+        out = torch.empty_like(x)
+        W(kx_defaults)[(triton.cdiv(x.numel(), 32),)](x * 3.0, out, x.numel())
+        return out + b
+    return f, (T(N), T(N))
+
+
+@case("defaults_kernel_override")
+def _():
+    def f(x, b):
+        out = torch.empty_like(x)
+        W(kx_defaults)[(triton.cdiv(x.numel(), 16),)](x - 1.0, out, x.numel(), 0.5, BLOCK=16)
+        return out * b
+    return f, (T(N), T(N))
+
+
+@case("kernel_writes_epilogue_operand_graph_input")
+def _():
+    def f(x, y):
+        out = torch.empty_like(x)
+        launch1(W(kx_write_input_too), x.numel(), x, out, y, x.numel())
+        return out + y
+    return f, (T(N), T(N))
+
+
+@case("kernel_writes_prologue_operand_graph_input")
+def _():
+    def f(x, y):
+        h = y * 2.0 + 1.0
+        out = torch.empty_like(x)
+        launch1(W(kx_write_input_too), x.numel(), h, out, y, x.numel())
+        return out
+    return f, (T(N), T(N))
+
+
+@case("kernel_writes_operand_of_other_prologue")
+def _():
+    def f(x, y):
+        h = x + y  # y is written by the kernel; h is the loaded input
+        out = torch.empty_like(x)
+        launch1(W(kx_write_input_too), x.numel(), h, out, y, x.numel())
+        return out, y
+    return f, (T(N), T(N))
+
+
+@case("kernel_writes_view_of_epilogue_operand")
+def _():
+    def f(x, y):
+        out = torch.empty_like(x)
+        launch1(W(kx_write_input_too), x.numel() // 2, x[: N // 2], out[: N // 2], y[N // 2:], N // 2)
+        return out[: N // 2] + y[: N // 2] + y[N // 2:]
+    return f, (T(N), T(N))
+
+
+@case("same_kernel_three_launches")
+def _():
+    def f(x, y):
+        a = copy_op(x * 2.0) + 1.0
+        b = copy_op(x * 3.0) - y
+        c = copy_op(y.half()).float()
+        return a, b, c
+    return f, (T(N), T(N))
+
+
+@case("fusion_on_inputs_alias_views")
+def _():
+    def f(x, y):
+        out = copy_op(x * 2.0)
+        y.add_(out)  # y mutated with kernel result
+        return y * 3.0
+    base = T(N)
+    return f, (T(N), base)
+
+
+@case("fma_kernel_prologues", note="FMA contraction across a prologue boundary (GPU)")
+def _():
+    def f(a, b, c):
+        out = torch.empty_like(a)
+        launch1(W(kx_fma), a.numel(), a * 1.1, b - 0.3, c * 0.7, out, a.numel())
+        return out
+    return f, (T(N), T(N), T(N))
+
+
+@case("fma_kernel_epilogue_mul_add")
+def _():
+    def f(a, b, c, d):
+        out = torch.empty_like(a)
+        launch1(W(kx_fma), a.numel(), a, b, c, out, a.numel())
+        return out * d + c
+    return f, (T(N), T(N), T(N), T(N))
+
+
+@case("rms_prologue_residual_bf16_epilogue")
+def _():
+    def f(x, r, w):
+        h = x + r
+        out = torch.empty_like(h)
+        W(kx_rms)[(h.shape[0],)](h, w, out, h.shape[1], 1e-6, BLOCK=64)
+        return out.bfloat16(), h
+    return f, (T(8, 50), T(8, 50), T(50))
+
+
+@case("rms_fp16_input_prologue_cast")
+def _():
+    def f(x, w):
+        h = (x * 0.5).half()
+        out = torch.empty(h.shape, device=h.device)
+        W(kx_rms)[(h.shape[0],)](h, w, out, h.shape[1], 1e-6, BLOCK=64)
+        return out * 2.0
+    return f, (T(8, 50), T(50))
+
+
+@case("softmax_prologue_scale_epilogue_cast")
+def _():
+    def f(x):
+        h = x * 0.125
+        out = torch.empty_like(h)
+        W(kx_softmax)[(h.shape[0],)](h, out, h.shape[1], BLOCK=64)
+        return out.half()
+    return f, (T(8, 50, lo=-50, hi=50),)
+
+
+# --- GPU-only: transcendental / FMA-prone pointwise code that fuses only on a GPU ---
+def _gpu_case(name, pro, epi, xdtype=torch.float32, special=True, lo=-4, hi=4, kernel="copy"):
+    @case("gpu_" + name, gpu_only=True)
+    def _():
+        if kernel == "copy":
+            def f(x, y):
+                h = pro(x, y)
+                return epi(copy_op(h), y)
+        elif kernel == "rms":
+            def f(x, y):
+                h = pro(x, y)
+                out = torch.empty(h.shape, device=h.device, dtype=torch.float32)
+                W(kx_rms)[(h.shape[0],)](h, y[0], out, h.shape[1], 1e-6, BLOCK=128)
+                return epi(out, y)
+        else:
+            def f(x, y):
+                h = pro(x, y)
+                out = torch.empty(h.shape, device=h.device, dtype=torch.float32)
+                W(kx_softmax)[(h.shape[0],)](h, out, h.shape[1], BLOCK=128)
+                return epi(out, y)
+        shape = (N,) if kernel == "copy" else (16, 100)
+        return f, (T(*shape, dtype=xdtype, lo=lo, hi=hi, special=special), T(*shape, lo=-2, hi=2))
+
+
+F = torch.nn.functional
+_gpu_case("exp_epi", lambda x, y: x * 2.0, lambda o, y: torch.exp(o))
+_gpu_case("exp2_epi", lambda x, y: x - y, lambda o, y: torch.exp2(o) * y)
+_gpu_case("log_pro", lambda x, y: torch.log(x.abs() + 1e-3), lambda o, y: o + y)
+_gpu_case("log1p_expm1", lambda x, y: torch.log1p(x.abs()), lambda o, y: torch.expm1(o))
+_gpu_case("sigmoid_epi", lambda x, y: x, lambda o, y: torch.sigmoid(o) * y)
+_gpu_case("tanh_pro_epi", lambda x, y: torch.tanh(x * y), lambda o, y: torch.tanh(o) + 1.0)
+_gpu_case("gelu_epi", lambda x, y: x + y, lambda o, y: F.gelu(o))
+_gpu_case("gelu_tanh_epi_bf16", lambda x, y: x + y, lambda o, y: F.gelu(o, approximate="tanh").bfloat16())
+_gpu_case("erf_epi", lambda x, y: x * 0.5, lambda o, y: torch.erf(o))
+_gpu_case("sqrt_rsqrt", lambda x, y: torch.sqrt(x.abs()), lambda o, y: torch.rsqrt(o + 1e-6))
+_gpu_case("pow_tensor", lambda x, y: x.abs() ** y, lambda o, y: o ** 1.5)
+_gpu_case("pow_scalar_frac", lambda x, y: x.abs() ** 0.3, lambda o, y: torch.pow(2.0, o))
+_gpu_case("div_small", lambda x, y: x / 1e-30, lambda o, y: o / (y * 1e-20))
+_gpu_case("div_then_add", lambda x, y: x / y + x, lambda o, y: o / 3.0 + y)
+_gpu_case("fma_prone_pro", lambda x, y: x * y + 0.3, lambda o, y: o * y + 1.0)
+_gpu_case("fma_prone_epi_sub", lambda x, y: x, lambda o, y: o * o - y * y)
+_gpu_case("silu_mul", lambda x, y: F.silu(x) * y, lambda o, y: F.silu(o) * y)
+_gpu_case("softplus", lambda x, y: F.softplus(x), lambda o, y: F.softplus(o, beta=2.0))
+_gpu_case("sin_cos", lambda x, y: torch.sin(x * 100), lambda o, y: torch.cos(o) * torch.sin(y))
+_gpu_case("atan2_hypot", lambda x, y: torch.atan2(x, y), lambda o, y: torch.hypot(o, y))
+_gpu_case("bf16_arith_pro", lambda x, y: (x.bfloat16() * y.bfloat16() + 1), lambda o, y: o.float(),
+          special=False)
+_gpu_case("bf16_to_f16_pro", lambda x, y: (x.bfloat16() * 3).half(), lambda o, y: o * 2, special=True)
+_gpu_case("f16_arith_epi", lambda x, y: x.half() * 3, lambda o, y: (o * o + 1).float(), special=True)
+_gpu_case("fp8_cast_epi", lambda x, y: x, lambda o, y: o.to(torch.float8_e4m3fn).float(), lo=-400, hi=400)
+_gpu_case("uint8_relu_pow", lambda x, y: x, lambda o, y: torch.relu(o) ** 2 / 3, xdtype=torch.uint8, lo=0, hi=255)
+_gpu_case("int8_to_float_div", lambda x, y: x, lambda o, y: o.float() / y, xdtype=torch.int8, lo=-128, hi=127)
+_gpu_case("rms_exp_pro", lambda x, y: torch.exp(x * 0.1), lambda o, y: o * y, kernel="rms")
+_gpu_case("rms_bf16_pro_gelu_epi", lambda x, y: (x * 0.5).bfloat16(), lambda o, y: F.gelu(o).bfloat16(), kernel="rms")
+_gpu_case("rms_f16_pro_residual", lambda x, y: (x + y).half(), lambda o, y: (o + y).half(), kernel="rms")
+_gpu_case("softmax_exp_pro_log_epi", lambda x, y: x * y, lambda o, y: torch.log(o + 1e-9), kernel="softmax",
+          special=False)
+_gpu_case("softmax_div_pro", lambda x, y: x / (y.abs() + 0.1), lambda o, y: o * 100.0, kernel="softmax",
+          special=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# output written over its own input: reads of elements the same program stored earlier
+# ---------------------------------------------------------------------------------------------
+@triton.jit
+def kx_readback_prev_block(x_ptr, out_ptr, n_cols, B: tl.constexpr):
+    row = tl.program_id(0)
+    lanes = tl.arange(0, B)
+    for j in range(0, n_cols // B):
+        prev = tl.load(x_ptr + row * n_cols + (j - 1) * B + lanes, mask=(lanes >= 0) & (j >= 1), other=0.0)
+        cur = tl.load(x_ptr + row * n_cols + j * B + lanes)
+        tl.store(out_ptr + row * n_cols + j * B + lanes, cur + prev)
+
+
+@triton.jit
+def kx_prefetch_next_block(x_ptr, out_ptr, n_cols, B: tl.constexpr):
+    row = tl.program_id(0)
+    lanes = tl.arange(0, B)
+    nb = n_cols // B
+    for j in range(0, nb):
+        nxt = tl.load(x_ptr + row * n_cols + (j + 1) * B + lanes, mask=lanes + (j + 1) * B < nb * B, other=0.0)
+        cur = tl.load(x_ptr + row * n_cols + j * B + lanes)
+        tl.store(out_ptr + row * n_cols + j * B + lanes, cur * 2.0 + nxt)
+
+
+@triton.jit
+def kx_fixed_grid_at_body(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m), mask=m)
+
+
+kx_fixed_grid_at = triton.autotune(configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 16})],
+                                   key=["n"])(kx_fixed_grid_at_body)
+
+
+@case("over_input_readback_prev_block")
+def _():
+    def f(x, y):
+        h = x + y
+        W(kx_readback_prev_block)[(h.shape[0],)](h, h, h.shape[1], B=8)
+        return h * 2.0
+    return f, (T(3, 32), T(3, 32))
+
+
+@case("over_input_prefetch_next_block")
+def _():
+    def f(x, y):
+        h = x + y
+        W(kx_prefetch_next_block)[(h.shape[0],)](h, h, h.shape[1], B=8)
+        return h * 2.0 - y
+    return f, (T(3, 32), T(3, 32))
+
+
+@case("autotune_fixed_grid_undercover_where")
+def _():
+    def f(x):
+        out = torch.empty_like(x)
+        W(kx_fixed_grid_at)[(triton.cdiv(x.numel(), 32),)](x * 2.0, out, x.numel())
+        return torch.where(torch.arange(x.numel(), device=x.device) < 0, 5.0, out)
+    _dirty()
+    return f, (T(128),)
+
+
+@case("where_float_operand_full_cover")
+def _():
+    def f(x, z):
+        out = copy_op(x)
+        return torch.where(out > 0, out, z)
+    return f, (T(N, special=True), T(N, special=True))
+
+
+@case("epilogue_fmax_operand")
+def _():
+    def f(x, z):
+        out = copy_op(x)
+        return torch.fmax(out, z), 
+    return f, (T(N, special=True), T(N, special=True))
+
+
+@case("prologue_residual_two_users_and_output")
+def _():
+    def f(x, r, w):
+        h = x + r
+        out = rows_op(h)
+        return out * w, h - w, h
+    return f, (T(6, 20), T(6, 20), T(6, 20))
+
+
+@case("prologue_from_kernel_output_chain_residual")
+def _():
+    def f(x, r):
+        a = rows_op(x)
+        h = a + r
+        b = rows_op(h)
+        return b, h * 3.0
+    return f, (T(6, 20), T(6, 20))
+
+
+@case("int_prologue_gather_negative_index_wrap")
+def _():
+    def f(t, idx):
+        ii = (idx + 256).to(torch.uint8).to(torch.int32)  # wrap through uint8
+        out = torch.empty(idx.shape, device=t.device)
+        launch1(W(kx_gather), idx.numel(), t, ii, out, idx.numel())
+        return out
+    return f, (T(256), T(N, dtype=torch.int32, lo=-255, hi=-1))
+
+
+if __name__ == "__main__":
+    main()
