@@ -398,3 +398,23 @@ def test_a_write_through_an_expand_is_refused_where_the_program_is_functionalize
     with pytest.raises(Exception, match=r"kernel 'scale_inplace' writes argument 'x_ptr', in which several elements "
                                         r"are one memory location \(sizes \[4\], strides \[0\]: an expand\(\)"):
         traced(fn)[path](base.clone())
+
+
+def add_one_half_to_the_other(x):
+    first, second = x[:8], x[8:]
+    wrap_triton(K.add_kernel)[(1,)](first, second, second, 8, BLOCK=8)
+    return x + 0
+
+
+def test_views_of_one_tensor_where_functionalize_makes_each_view_a_copy_are_refused():
+    """torch.func.functionalize(remove="mutations_and_views") gives each view as a copy of its
+    own. The launch's span of their common memory was taken of one member's copy, so the other
+    member read that copy: x[8:] came out x[:8] * 2, a silent wrong result (capture hunt).
+    remove="mutations" keeps them views of one memory."""
+    x = torch.arange(16.0, device=DEVICE)
+    expected = add_one_half_to_the_other(x.clone())
+    kept = make_fx(torch.func.functionalize(add_one_half_to_the_other, remove="mutations"))(x.clone())
+    assert torch.equal(kept(x.clone()), expected)
+    with pytest.raises(Exception, match=r"kernel 'add_kernel': arguments \['x_ptr', 'y_ptr', 'out_ptr'\] are views "
+                                        r"of one tensor .* remove='mutations_and_views'.* Use torch.func.functionalize"):
+        make_fx(torch.func.functionalize(add_one_half_to_the_other, remove="mutations_and_views"))(x.clone())

@@ -548,6 +548,18 @@ def _share_memory_exactly(ctx: Any, kwargs: dict[str, Any], unwrapped: dict[str,
         return unwrapped, []
     unwrapped = dict(unwrapped)
     for names in groups:
+        if len({_compat.storage_identity(unwrapped[n]) for n in names}) > 1:
+            # torch.func.functionalize(remove="mutations_and_views"): each view is a copy of
+            # its own below functionalization, so no span of one memory holds the members.
+            raise_unsupported(
+                f"kernel {kernel_key_name(kernel)!r}: arguments {names} are views of one tensor and the kernel "
+                "writes one of them, where each view is a copy of its own (torch.func.functionalize with "
+                "remove='mutations_and_views')",
+                why="The kernel reads through one view what it writes through another; separate copies cannot "
+                    "hold what it does",
+                fix="Use torch.func.functionalize(f) (remove='mutations', the default), or pass the kernel one "
+                    "tensor and offsets into it",
+            )
         tensors = [kwargs[n] for n in names]
         lo, hi, widest = storage_span(tensors)
         storage = unwrapped[names[widest]].untyped_storage()
