@@ -163,9 +163,6 @@ REJECTED = {
     "post_hook": (triton.autotune([triton.Config({})], key=[], post_hook=_hook)(_plain), "post_hook"),
     "two_autotunes": (triton.autotune([triton.Config({})], key=[])(triton.autotune([triton.Config({})], key=[])(_plain)),
                       "2 @triton.autotune"),
-    "warmup": (triton.autotune([triton.Config({})], key=[], warmup=5)(_plain), "warmup=5"),
-    "rep": (triton.autotune([triton.Config({})], key=[], rep=7)(_plain), "rep=7"),
-    "cuda_graph": (triton.autotune([triton.Config({})], key=[], use_cuda_graph=True)(_plain), "use_cuda_graph"),
 }
 
 
@@ -175,6 +172,40 @@ def test_unsupported_autotune_features_name_the_feature(name):
     kernel, feature = REJECTED[name]
     with pytest.raises(UnsupportedTritonKernelError, match=feature):
         make_fx(lambda x: wrap_triton(kernel)[(1,)](x))(torch.zeros(4))
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("settings", [{"warmup": 5}, {"rep": 7}, {"use_cuda_graph": True}], ids=str)
+def test_autotune_benchmark_settings_are_left_out_of_the_graph(settings):
+    """How triton times the configs, never what one computes. Before, they were refused, and
+    FlagGems' LibTuner passes warmup= and rep= on every kernel it tunes."""
+    kernel = triton.autotune([triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=["n"], **settings)(
+        K.add_kernel)
+    x, y = torch.randn(40), torch.randn(40)
+
+    def add(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(kernel)[lambda meta: (triton.cdiv(40, meta["BLOCK"]),)](x, y, out, 40)
+        return out
+
+    graph = make_fx(add)(x, y)
+    assert "user_triton_kernel" in graph.code
+    torch.testing.assert_close(graph(x, y), x + y)
+    torch._dynamo.reset()
+    torch.testing.assert_close(torch.compile(add, fullgraph=True)(x, y), x + y)
+
+
+class _LibraryEntry:
+    """A library's own kernel wrapper (FlagGems' LibEntry): the kernel is its .fn."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+
+def test_a_library_wrapper_holding_a_kernel_is_refused_naming_the_kernel_inside():
+    with pytest.raises(UnsupportedTritonKernelError, match=r"\(got '_LibraryEntry'\)\. Wrap the kernel this "
+                                                         r"_LibraryEntry holds: wrap_triton\(obj.fn\)"):
+        wrap_triton(_LibraryEntry(K.add_kernel))
 
 
 @pytest.mark.parametrize(

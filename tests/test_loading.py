@@ -29,9 +29,18 @@ class AddOne(torch.nn.Module):
         return out
 
 
-def save(tmp_path, edit_key=None, edit=None):
-    """Export AddOne, its launch's key changed by edit_key, other arguments set from `edit`."""
-    ep = torch.export.export(AddOne(), (torch.randn(20),), strict=False)
+class AddOneAccumulated(torch.nn.Module):
+    def forward(self, x):
+        import marker_kernels
+
+        out = torch.empty_like(x)
+        wrap_triton(marker_kernels.add_one_accumulated)[(triton.cdiv(x.numel(), 16),)](x, out, x.numel(), BLOCK=16)
+        return out
+
+
+def save(tmp_path, edit_key=None, edit=None, module=AddOne):
+    """Export `module`, its launch's key changed by edit_key, other arguments set from `edit`."""
+    ep = torch.export.export(module(), (torch.randn(20),), strict=False)
     for node in ep.graph.nodes:
         if "user_triton_kernel" in str(node.target):
             if edit_key is not None:
@@ -84,6 +93,15 @@ def test_an_imported_or_allowed_module_is_used(tmp_path, how):
     line, imported = load_and_run(tmp_path, save(tmp_path), before, env)
     assert line == f"RESULT {[i + 1.0 for i in range(20)]}"
     assert imported
+
+
+def test_a_kernel_reading_a_module_level_constexpr_function_loads_in_another_process(tmp_path):
+    """The kernel's key digests the module constants it reads. A tl.constexpr holding a function
+    went in by its repr, which holds the function's address: another process computed another
+    key and refused the program as "changed since it was saved" (FlagGems' cumsum)."""
+    path = save(tmp_path, module=AddOneAccumulated)
+    line, _ = load_and_run(tmp_path, path, "torch_triton_hop.allow_kernel_modules('marker_kernels')")
+    assert line == f"RESULT {[i + 1.0 for i in range(20)]}"
 
 
 def test_an_edited_key_naming_another_module_imports_nothing(tmp_path):

@@ -270,14 +270,14 @@ class TritonHOPifier:
                     why="Hooks run arbitrary Python at launch, which a graph (and AOTInductor) cannot replay",
                     fix="Remove the hooks; restore_value= and reset_to_zero= cover the common uses",
                 )
-            settings = _compat.autotuner_benchmark_settings(autotuner)
-            for name, value in settings.items():
-                if value not in (None, False):
-                    self.raise_unsupported(
-                        f"@triton.autotune({name}={value!r})",
-                        why="Only configs, key, prune_configs_by, restore_value and reset_to_zero are captured",
-                        fix=f"Remove {name}= (it is deprecated in triton too)",
-                    )
+            # How triton times the configs, never what a config computes: left out of the graph
+            # (inductor times them its own way), as libraries pass them on every kernel
+            # (FlagGems' LibTuner: warmup=, rep=), where the user cannot remove them.
+            settings = {name: value for name, value in _compat.autotuner_benchmark_settings(autotuner).items()
+                        if value not in (None, False)}
+            if settings:
+                log.debug("wrap_triton: the autotuning settings %s of kernel %s are not captured: they only say "
+                          "how to time its configs", settings, _compat.python_function(layers[-1]).__name__)
         return layers
 
     def _configs(

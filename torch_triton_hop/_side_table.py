@@ -169,10 +169,21 @@ def _kernel_dependencies(kernel: Any) -> tuple[list[Any], str]:
         functions.append(function)
         for name, value in _global_names(_compat.python_function(function)):
             if isinstance(value, constant_types):
-                values.append(f"{name}={value!r}")
+                values.append(f"{name}={_constant_text(value)}")
             elif _compat.is_base_kernel(value):
                 pending.append(value)
     return functions, ";".join(values)
+
+
+def _constant_text(value: Any) -> str:
+    """A module constant as text that every process gives alike: a tl.constexpr holding a
+    function (`@tl.constexpr def accumulator_type(dtype)`, FlagGems' idiom) by the function's
+    source; its repr holds the function's address, so another process computed another kernel
+    key and refused a saved program as changed."""
+    held = getattr(value, "value", None)
+    if hasattr(held, "__code__"):
+        return f"constexpr function {_function_fingerprint(held)}"
+    return repr(value)
 
 
 def module_constants(kernel: Any) -> str:

@@ -337,10 +337,13 @@ def wrap_triton(kernel: Any = _DECORATOR, /, *, writes: Iterable[str] | None = N
             kernel.interpreter_config if interpreter_config is None else interpreter_config,
         )
     if not _compat.is_triton_kernel(kernel):
+        # A library's own wrapper (FlagGems' LibEntry) holds the kernel as .fn, as triton's do.
+        holds_one = _compat.is_triton_kernel(getattr(kernel, "fn", None))
         raise_unsupported(
             "expected a @triton.jit kernel, optionally under @triton.autotune / @triton.heuristics",
             type(kernel).__name__,
-            fix="Decorate the function with @triton.jit first",
+            fix=f"Wrap the kernel this {type(kernel).__name__} holds: wrap_triton(obj.fn)" if holds_one else
+                "Decorate the function with @triton.jit first",
         )
     return TritonKernelWrapper(kernel, None if writes is None else _checked_writes(kernel, writes), interpreter_config)
 
