@@ -1471,3 +1471,28 @@ def test_a_prologue_into_a_masked_bool_load_gives_other_as_the_load_converts_it(
         return out
 
     check_exact(f, torch.randn(20, device=DEVICE), expect_fused=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint32, torch.uint64])
+def test_uint32_and_uint64_values_are_not_fused_and_no_pass_fails(dtype, caplog):
+    """Fusion hunt 6: a uint32 kernel output with a `.to(float32)` epilogue made the fusion pass
+    raise (no triton dtype for uint32 in the helpers); the launch ran unfused with a WARNING."""
+    def epilogue(x):
+        h = x.to(dtype)
+        out = torch.empty_like(h)
+        wrap_triton(copy_kernel)[(triton.cdiv(h.numel(), 64),)](h, out, h.numel(), BLOCK=64)
+        return out.to(torch.float32)
+
+    def prologue(x):
+        h = (x.to(dtype) * 3).to(torch.int64)
+        out = torch.empty_like(h)
+        wrap_triton(copy_kernel)[(triton.cdiv(h.numel(), 64),)](h, out, h.numel(), BLOCK=64)
+        return out
+
+    x = torch.tensor([0, 1, 2**31, 2**32 - 1, 3_000_000_000], dtype=torch.int64, device=DEVICE)
+    for f, reason in ((epilogue, f"the fused code would hold {dtype} values"), (prologue, "nothing fused")):
+        with caplog.at_level(logging.DEBUG, logger="torch_triton_hop"):
+            check_exact(f, x, expect_fused=False)
+        assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+        assert reason in caplog.text
+        caplog.clear()

@@ -486,6 +486,14 @@ def _plan(launch: LaunchFusion, arg: str, index: int, candidate: Candidate, redu
     holding symbolic sizes its index arithmetic divides by (dynamic shapes)."""
     kind, region, sink, operands = candidate.kind, candidate.region, candidate.sink, candidate.operands
     fused_tensor = node_value(launch.value[arg])  # the kernel's element offsets index this tensor
+    # Every value the fused code holds needs a triton dtype the helpers know (uint32 / uint64
+    # have none there: inductor's pointwise code for them is not what the helpers write).
+    unknown = sorted({str(dtype) for dtype in (launch.vals[arg].dtype, node_value(sink).dtype,
+                                               *(node_value(o).dtype for o in operands))
+                      if dtype not in TRITON_DTYPES})
+    if unknown:
+        raise Refused(f"the fused code would hold {', '.join(unknown)} values, which prologue / epilogue fusion "
+                      "does not write")
     sizes: dict[str, torch.SymInt] = {}
 
     def size_param(value: torch.SymInt) -> str:
