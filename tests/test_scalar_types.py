@@ -9,6 +9,8 @@ import triton
 import triton.language as tl
 
 from torch_triton_hop import wrap_triton
+
+import core_kernels as K
 from torch_triton_hop._scalar_types import eager_scalar_types
 
 ON_GPU = torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1"
@@ -83,3 +85,35 @@ def test_bool_scalars_compile_like_eager(flag):
 
     x = torch.randn(64, device="cuda")
     torch.testing.assert_close(torch.compile(f, fullgraph=True)(x), f(x), rtol=0, atol=0)
+
+
+class _ScaleBothWays(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, p):
+        ctx.p = p
+        out = x.clone()
+        K.scale_inplace[(triton.cdiv(out.numel(), 16),)](out, out.numel(), 1.0 - p, BLOCK=16)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad = grad.clone()
+        K.scale_inplace[(triton.cdiv(grad.numel(), 16),)](grad, grad.numel(), 1.0 - ctx.p, BLOCK=16)
+        return (grad if ctx.p == 0.0 else grad * 1.0), None  # mamba's layer norm: `dropout_p == 0.0`
+
+
+def _scale_by_default(x, p=0.0):  # a float input of the graph under dynamic=True
+    return _ScaleBothWays.apply(x, p)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_a_float_the_backward_specializes_reaches_the_launches_as_that_number(backend):
+    """mamba_ssm's layer_norm_fn under torch.compile(dynamic=True): its dropout_p (0.0, a float
+    Dynamo makes a graph input) reaches the forward launch as `.item()` of that input, and the
+    backward's `dropout_p == 0.0` specializes it. The launch kept the `.item()` node, whose
+    unbacked binding was gone: inductor failed to lower it (KeyError: 'unbacked_bindings')."""
+    torch._dynamo.reset()
+    x = torch.randn(40, requires_grad=True, device="cuda" if ON_GPU else "cpu")
+    out = torch.compile(_scale_by_default, fullgraph=True, dynamic=True, backend=backend)(x)
+    (grad,) = torch.autograd.grad(out, x, torch.ones_like(out))
+    assert torch.equal(out, x.detach()) and torch.equal(grad, torch.ones_like(x))

@@ -182,7 +182,7 @@ def test_aotinductor_package_builds_the_descriptors_in_cpp(tmp_path):
 
 
 # --- autotuned, with Config pre_hooks that set block shapes per config -------------------
-# See [Note: Config pre_hooks that set descriptor block shapes]
+# See [Note: Config pre_hooks the graph records]
 
 # Wrapped outside the compiled code: Dynamo refuses to even load a raw autotuner whose configs
 # have pre_hooks (torch's own check, when the global is read), so wrap_triton(...) inside

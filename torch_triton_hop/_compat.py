@@ -169,6 +169,22 @@ def guard_scalar(value: Any) -> Any:
     return guard(value)
 
 
+def concrete_scalar(value: Any) -> Any:
+    """A SymInt / SymFloat / SymBool whose expression is a number (specialized since it was
+    made) as that plain value, with no guard; anything else as it is.
+
+    torch 2.11-2.13: symbolic_shapes.is_concrete_int / _float / _bool. make_fx records such a
+    value as the constant (proxy_tensor's fetch_sym_proxy); its producing node may be gone
+    from what inductor can lower (an `.item()` whose unbacked binding was replaced)."""
+    from torch.fx.experimental.symbolic_shapes import is_concrete_bool, is_concrete_float, is_concrete_int
+
+    for kind, is_concrete in ((torch.SymInt, is_concrete_int), (torch.SymFloat, is_concrete_float),
+                              (torch.SymBool, is_concrete_bool)):
+        if isinstance(value, kind) and is_concrete(value):
+            return {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}[kind](value)
+    return value
+
+
 def guard_or_false(condition: Any) -> bool:
     """A SymBool as a bool, guarding on it; False where that needs data (unbacked symbols).
 
@@ -508,18 +524,27 @@ def config_fields(config: Config) -> dict[str, Any]:
 
 
 def config_from_fields(fields: dict[str, Any]) -> Config:
-    """A triton.Config from config_fields' data; "block_shapes" (descriptor block shapes a
-    pre_hook set at trace time) become a pre_hook that sets them again."""
+    """A triton.Config from config_fields' data; "block_shapes" and "zeroed" (what a pre_hook
+    did at trace time) become a pre_hook that does it again: run_recorded_pre_hook."""
     accepted = inspect.signature(Config.__init__).parameters
     options = {name: value for name, value in fields.items() if name != "kwargs" and name in accepted}
-    if fields.get("block_shapes"):
-        options["pre_hook"] = functools.partial(set_block_shapes, fields["block_shapes"])
+    if fields.get("block_shapes") or fields.get("zeroed"):
+        options["pre_hook"] = functools.partial(run_recorded_pre_hook, fields)
     return Config(dict(fields["kwargs"]), **options)
 
 
 def set_block_shapes(block_shapes: dict[str, list[int]], nargs: dict[str, Any]) -> None:
     for name, shape in block_shapes.items():
         nargs[name].block_shape = list(shape)
+
+
+def run_recorded_pre_hook(fields: dict[str, Any], nargs: dict[str, Any]) -> None:
+    """What a config's pre_hook did at trace time, again: set the descriptors' block shapes,
+    zero the tensors it zeroed (a None argument stays None, as the hook's own check left it)."""
+    set_block_shapes(fields.get("block_shapes") or {}, nargs)
+    for name in fields.get("zeroed") or ():
+        if nargs[name] is not None:
+            nargs[name].zero_()
 
 
 def is_triton_dtype(value: Any) -> bool:

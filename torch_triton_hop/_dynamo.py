@@ -212,6 +212,16 @@ class DynamoTritonHOPifier(TritonHOPifier):
     def constant_value(self, value: Any) -> Any:
         return _example_value(value)
 
+    def is_none(self, value: Any) -> bool:
+        vt = _compat.dynamo_variables()
+        if isinstance(value, vt.VariableTracker):
+            return value.is_python_constant() and value.as_python_constant() is None
+        return value is None
+
+    def is_tensor(self, value: Any) -> bool:
+        vt = _compat.dynamo_variables()
+        return isinstance(value, vt.TensorVariable) or isinstance(value, torch.Tensor)
+
     def is_host_tensor_descriptor(self, value: Any) -> bool:
         # vars() of the realized variable, not getattr: on a list or tuple variable `.value` is a
         # property that fails when an item is a tensor (a tuple argument); a wrapped object is an

@@ -66,7 +66,8 @@ from ._hops import kernel_arguments, parse_shared_memory, tensors_accessed, trit
 from ._contractions import division_difference, start_kernel_sass
 from ._layouts import layout_difference, start_kernel_layouts
 from ._pointwise_triton import TRITON_DTYPES, Operand, helper_source, operand_offset
-from ._side_table import DERIVED_KERNEL_MODULE, base_kernel, kernel_key_name, kernel_side_table
+from ._side_table import (DERIVED_KERNEL_MODULE, RECORDED_PRE_HOOK_FIELDS, base_kernel, kernel_key_name,
+                          kernel_side_table, runs_a_recorded_pre_hook)
 from ._store_coverage import unstored_reason
 
 log = logging.getLogger(__name__)
@@ -194,9 +195,11 @@ def _plan_launch(graph: torch.fx.Graph, node: torch.fx.Node) -> _LaunchPlan | No
     """What to fuse into `node` and the fused kernel, or None (the reasons logged)."""
     key = node.kwargs["kernel"]
     name = kernel_key_name(key)
-    if key.startswith(DERIVED_KERNEL_MODULE + ":") or any(
-            c.get("block_shapes") for c in kernel_side_table.get_configs(node.kwargs["configs"])):
-        return None  # already fused; or descriptors whose block shapes configs set
+    if key.startswith(DERIVED_KERNEL_MODULE + ":") or runs_a_recorded_pre_hook(
+            kernel_side_table.get_configs(node.kwargs["configs"])):
+        # already fused; or a config pre_hook sets descriptor block shapes or zeroes arguments:
+        # See [Note: Config pre_hooks the graph records]
+        return None
     base = base_kernel(kernel_side_table.get_kernel(key))
     try:
         launch = LaunchFusion(graph, node, interpreted=_compat.is_interpreted_kernel(base))
@@ -449,7 +452,7 @@ def _launches(launch: LaunchFusion) -> list[tuple[dict[str, Any], dict[str, Any]
     """(config arguments, launch options) of each way the launch can run: one per autotuning
     config, else the launch's own options (num_warps, ...)."""
     configs = kernel_side_table.get_configs(launch.node.kwargs["configs"])
-    return [(dict(c["kwargs"]), {k: v for k, v in c.items() if k not in ("kwargs", "block_shapes")})
+    return [(dict(c["kwargs"]), {k: v for k, v in c.items() if k not in ("kwargs", *RECORDED_PRE_HOOK_FIELDS)})
             for c in configs] or [({}, {k: v for k, v in launch.vals.items() if k in _compat.launch_option_names()})]
 
 

@@ -108,6 +108,12 @@ class TritonHOPifier:
     def is_host_tensor_descriptor(self, value: Any) -> bool:
         return _compat.is_host_tensor_descriptor(value)
 
+    def is_none(self, value: Any) -> bool:
+        return value is None
+
+    def is_tensor(self, value: Any) -> bool:
+        return isinstance(value, torch.Tensor)
+
     def split_tensor_descriptor(self, value: Any, name: str, kernel_name: str) -> tuple[Any, TensorDescriptorSpec]:
         """A host-side TensorDescriptor as (its tensor, what else it holds).
 
@@ -310,19 +316,18 @@ class TritonHOPifier:
                     fields["kwargs"][name] = self._heuristic_value(value, name, _compat.python_function(base).__name__)
             hook = _compat.config_pre_hook(config)
             if hook is not None:
-                block_shapes = self._block_shapes_set_by(hook, {**positional, **call_kwargs}, fields, base,
-                                                         descriptors)
-                if block_shapes:
-                    fields["block_shapes"] = block_shapes
+                fields.update(self._pre_hook_record(hook, {**positional, **call_kwargs}, fields, base, descriptors))
             result.append(fields)
         return result
 
-    def _block_shapes_set_by(self, hook: Any, arguments: dict[str, Any], fields: dict[str, Any], base: Any,
-                             descriptors: dict[str, Any]) -> dict[str, list[int]]:
-        """The descriptor block shapes a Config's pre_hook sets, found by running it once on
-        stand-ins. See [Note: Config pre_hooks that set descriptor block shapes]."""
+    def _pre_hook_record(self, hook: Any, arguments: dict[str, Any], fields: dict[str, Any], base: Any,
+                         descriptors: dict[str, Any]) -> dict[str, Any]:
+        """What a Config's pre_hook does, found by running it once on stand-ins: the descriptor
+        block shapes it sets ("block_shapes") and the tensor arguments it zeroes ("zeroed"),
+        as config fields. See [Note: Config pre_hooks the graph records]."""
         kernel_name = _compat.python_function(base).__name__
         constexprs = {p.name for p in _compat.kernel_params(base) if p.is_constexpr}
+        zeroed: list[str] = []
         nargs: dict[str, Any] = {}
         for name, value in arguments.items():
             if name in descriptors:
@@ -332,13 +337,15 @@ class TritonHOPifier:
                     shape=_Untouchable(f"{name}.shape"), strides=_Untouchable(f"{name}.strides"))
             elif name in constexprs:
                 nargs[name] = self.as_python_constant(value, f"constexpr {name!r}")
+            elif self.is_none(value):  # `if nargs[name] is not None` (mamba's init_to_zero) sees it
+                nargs[name] = None
+            elif self.is_tensor(value):
+                nargs[name] = _Zeroable(name, zeroed)
             else:
                 nargs[name] = _Untouchable(name)
         nargs.update(fields["kwargs"])
         nargs.update({k: v for k, v in fields.items() if k in LAUNCH_OPTION_NAMES})
         before = {name: list(nargs[name].block_shape) for name in descriptors}
-        fix = ("Keep only `nargs[<descriptor>].block_shape = [...]` from config values and constexpr arguments in "
-               "the hook, or drop the hook")
         try:
             hook(nargs)
             changed = {name: [int(self.specialize_symbolic(b)) for b in nargs[name].block_shape]
@@ -346,14 +353,22 @@ class TritonHOPifier:
         except _Touched as touched:
             self.raise_unsupported(
                 f"a triton.Config pre_hook of kernel {kernel_name!r} uses argument {touched.name!r}",
-                why="A graph records what a pre_hook does to descriptor block shapes, by running it once per "
-                "config at trace time; anything else it does would happen once, at trace time",
-                fix=fix,
+                why="A graph records two things a pre_hook may do, found by running it once per config at trace "
+                "time: set descriptor block shapes and zero tensor arguments; anything else it does would happen "
+                "once, at trace time",
+                fix="Keep only `nargs[<descriptor>].block_shape = [...]` (from config values and constexpr "
+                "arguments) and `nargs[<tensor>].zero_()` in the hook; do the rest in host code before the launch "
+                "(for a tensor the kernel accumulates into, `t.zero_()` before each launch)",
             )
-        if not changed:  # e.g. triton's attention tutorial's hook, given tensors rather than descriptors
+        record: dict[str, Any] = {}
+        if changed:
+            record["block_shapes"] = changed
+        if zeroed:
+            record["zeroed"] = list(dict.fromkeys(zeroed))
+        if not record:  # e.g. triton's attention tutorial's hook, given tensors rather than descriptors
             log.debug("kernel %s: a triton.Config pre_hook set nothing and used no argument of the launch; the "
                       "graph leaves it out", kernel_name)
-        return changed
+        return record
 
     def _prune(self, autotuner: Any, configs: list[Any], positional: dict, call_kwargs: dict) -> list[Any]:
         # Same steps as triton's Autotuner.prune_configs, run once here on the traced
@@ -809,17 +824,23 @@ def check_eager_launch(kernel: Any, grid: Any, args: tuple[Any, ...], kwargs: di
     return grid, bool(devices) and all(device.type == "meta" for device in devices.values())
 
 
-# [Note: Config pre_hooks that set descriptor block shapes]
-# TL;DR: autotuned TMA kernels set each host descriptor's block shape per config in a
-# Config pre_hook (triton's tutorials do). At trace time we run each hook once on
-# stand-ins: descriptors over an argument that refuses any use, every non-constexpr
-# argument refusing any use, config values and constexprs as themselves. The block shapes
-# it sets go into that config's record ("block_shapes"); a launch sets them again from the
-# record (_compat.config_from_fields), so no user code runs at launch. A hook that uses
-# anything else is refused. One that uses nothing and sets nothing (the attention tutorial's,
-# which returns at once when given tensors rather than descriptors) is left out; what a hook
-# does outside its arguments (a global) is not seen. inductor's generated launch takes one
-# block shape per descriptor, so such kernels launch through the package there.
+# [Note: Config pre_hooks the graph records]
+# TL;DR: a Config pre_hook runs before every launch with that config. Two uses are common:
+# autotuned TMA kernels set each host descriptor's block shape per config (triton's
+# tutorials), and kernels that accumulate with atomics zero the output first (mamba's and
+# flash-attention's `init_to_zero`). At trace time we run each hook once on stand-ins:
+# descriptors over an argument that refuses any use, tensor arguments that allow only
+# `.zero_()` (recorded), None arguments as None, every other non-constexpr argument refusing
+# any use, config values and constexprs as themselves. The block shapes it sets and the
+# tensors it zeroes go into that config's record ("block_shapes", "zeroed"); a launch does
+# both again from the record (_compat.config_from_fields, _compat.run_recorded_pre_hook),
+# so no user code runs at launch. A hook that uses anything else is refused. One that uses
+# nothing and sets nothing (the attention tutorial's, which returns at once when given
+# tensors rather than descriptors) is left out; what a hook does outside its arguments (a
+# global) is not seen. A zeroed argument counts as written (functionalization clones it and
+# the launch zeroes the clone), and nothing is fused into such a launch: a prologue would
+# replace the loads of memory the hook zeroes. inductor's generated launch takes one block
+# shape per descriptor and runs no hook, so such kernels launch through the package there.
 
 
 class _Touched(Exception):
@@ -846,6 +867,24 @@ class _Untouchable:
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __floordiv__ = __truediv__ = _touched
     __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __call__ = _touched
     __hash__ = None  # type: ignore[assignment]
+
+
+class _Zeroable(_Untouchable):
+    """A tensor argument whose only use a pre_hook may make is ``.zero_()``, recorded."""
+
+    def __init__(self, name: str, zeroed: list[str]) -> None:
+        super().__init__(name)
+        object.__setattr__(self, "_zeroed", zeroed)
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr != "zero_":
+            return super().__getattr__(attr)
+        name, zeroed = object.__getattribute__(self, "_name"), object.__getattribute__(self, "_zeroed")
+
+        def zero_() -> "_Zeroable":
+            zeroed.append(name)
+            return self
+        return zero_
 
 
 def _parameter_defaults(kernel: Any) -> dict[str, Any]:

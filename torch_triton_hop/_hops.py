@@ -20,6 +20,7 @@ graphs print, pickle and round-trip through torch.export.save / load.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -32,7 +33,8 @@ from ._trace import accesses as trace_accesses
 from ._analysis import TensorAccesses, identify_accessed_tensors
 from ._fx_values import node_value, view_source
 from ._compat import DispatchKey
-from ._side_table import TensorDescriptorSpec, base_kernel, kernel_key_name, kernel_layers, kernel_side_table
+from ._side_table import (RECORDED_PRE_HOOK_FIELDS, TensorDescriptorSpec, base_kernel, kernel_key_name, kernel_layers,
+                          kernel_side_table)
 from .errors import raise_unsupported
 
 log = logging.getLogger(__name__)
@@ -292,8 +294,8 @@ def launch(*, kernel: str, constant_args: str, configs: str, grids: list, kwargs
     if len(config_list) == 1:
         (config,) = config_list
         all_args.update(config["kwargs"])
-        all_args.update({k: v for k, v in config.items() if k not in ("kwargs", "block_shapes")})
-        _compat.set_block_shapes(config.get("block_shapes") or {}, all_args)
+        all_args.update({k: v for k, v in config.items() if k not in ("kwargs", *RECORDED_PRE_HOOK_FIELDS)})
+        _compat.run_recorded_pre_hook(config, all_args)  # See [Note: Config pre_hooks the graph records]
         grid = grids[launcher.grid_index or 0]
     elif config_list:
         grid = _select_grid(config_list, grids)
@@ -349,7 +351,11 @@ def _mutation_meta(*, kernel, constant_args, configs, grids, kwargs):
 def _trace(mode: Any, hop: Any, node_kwargs: dict[str, Any]) -> Any:
     with _compat.disable_proxy_modes_tracing():
         out = hop(**node_kwargs)
-    proxy_kwargs = pytree.tree_map(mode.tracer.unwrap_proxy, node_kwargs)
+    # A symbolic scalar specialized to a number is recorded as the number, as make_fx records
+    # an op's arguments: mamba's dropout_p (a float input under dynamic=True, compared with 0.0
+    # in the backward) kept its `.item()` node, which inductor then could not lower.
+    proxy_kwargs = pytree.tree_map(lambda value: mode.tracer.unwrap_proxy(_compat.concrete_scalar(value)),
+                                   node_kwargs)
     name = kernel_key_name(node_kwargs["kernel"]).rpartition(".")[2] or hop.__name__
     proxy = mode.tracer.create_proxy("call_function", hop, (), proxy_kwargs, name=name)
     if out is None:
@@ -432,7 +438,12 @@ def tensors_accessed(kernel: str, constant_args: str, configs: str, kwargs: dict
         # on a config value are rare; the analysis falls back safely where it cannot tell).
         all_args = {**all_args, **config_list[0]["kwargs"]}
         _compat.set_block_shapes(config_list[0].get("block_shapes") or {}, all_args)
-    trace_accesses(kernel, result := identify_accessed_tensors(triton_kernel, all_args))
+    result = identify_accessed_tensors(triton_kernel, all_args)
+    zeroed = {name for config in config_list for name in config.get("zeroed", ())}
+    if zeroed - set(result.writes):  # a pre_hook's zero_() writes too: See [Note: Config pre_hooks the graph records]
+        written = set(result.writes) | zeroed
+        result = dataclasses.replace(result, writes=[name for name in kwargs if name in written])
+    trace_accesses(kernel, result)
     return result
 
 

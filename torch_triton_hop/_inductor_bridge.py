@@ -46,7 +46,8 @@ from ._fused_kernels import recipe_of
 from ._fx_values import node_value, view_source
 from ._fusion import fuse_pointwise
 from ._scalar_types import eager_scalar_types
-from ._side_table import TensorDescriptorSpec, base_kernel, kernel_key_name, kernel_side_table
+from ._side_table import (TensorDescriptorSpec, base_kernel, kernel_key_name, kernel_side_table,
+                          runs_a_recorded_pre_hook)
 from .errors import UnsupportedTritonKernelError, raise_unsupported
 
 log = logging.getLogger(__name__)
@@ -457,9 +458,9 @@ def _lower_launch(kernel, constant_args, configs, grids, kwargs, vals):
     grid_list = [tuple(grids[i:i + 3]) for i in range(0, len(grids), 3)]
     if _compat.autotuning_unavailable(base_kernel(triton_kernel)) or not _compat_inductor.triton_compiles_for(device):
         _PythonLaunch.create(kernel, constant_args, configs, grids, kwargs, written, device, _INTERPRETED)
-    elif any(config.get("block_shapes") for config in kernel_side_table.get_configs(configs)):
-        # See [Note: Config pre_hooks that set descriptor block shapes]
-        _PythonLaunch.create(kernel, constant_args, configs, grids, kwargs, written, device, _PER_CONFIG_BLOCKS)
+    elif runs_a_recorded_pre_hook(kernel_side_table.get_configs(configs)):
+        # See [Note: Config pre_hooks the graph records]
+        _PythonLaunch.create(kernel, constant_args, configs, grids, kwargs, written, device, _PRE_HOOKS)
     else:
         _lower_to_user_defined_triton_kernel(kernel, triton_kernel, constant_args, configs, grid_list, kwargs,
                                              accessed, vals)
@@ -503,8 +504,8 @@ def _lower_to_user_defined_triton_kernel(key, triton_kernel, constant_args, conf
 
 # Why a launch goes through the package's Python launch path instead of inductor's own.
 _INTERPRETED = "runs on the Triton interpreter (or on a device triton cannot compile for)"
-_PER_CONFIG_BLOCKS = ("has autotune configs whose pre_hooks set descriptor block shapes, which inductor's "
-                      "generated launch cannot take")
+_PRE_HOOKS = ("has autotune configs whose pre_hooks set descriptor block shapes or zero arguments, which "
+              "inductor's generated launch cannot do")
 
 
 def _make_python_launch_class() -> Any:
@@ -514,9 +515,9 @@ def _make_python_launch_class() -> Any:
         """An extern kernel whose generated code calls ``torch_triton_hop._hops.launch``.
 
         Used where inductor cannot compile the kernel (under the Triton interpreter, on a
-        device triton has no backend for) or cannot launch it as its configs say (pre_hooks
-        that set descriptor block shapes per config). The tensors the kernel writes are marked as
-        mutated, so inductor orders every other read and write around the launch.
+        device triton has no backend for) or cannot launch it as its configs say (pre_hooks that
+        set descriptor block shapes or zero arguments per config). The tensors the kernel writes
+        are marked as mutated, so inductor orders every other read and write around the launch.
         """
 
         @classmethod
@@ -544,8 +545,8 @@ def _make_python_launch_class() -> Any:
                     "AOTInductor / cpp_wrapper code cannot call a Python kernel. "
                     + ("Compile it on a GPU machine (TRITON_INTERPRET unset), or use torch.export without "
                        "AOTInductor." if self.reason == _INTERPRETED else
-                       "Give the descriptors one block shape for every config (no pre_hook), or use "
-                       "torch.export without AOTInductor.")
+                       "Give the descriptors one block shape for every config and zero accumulated tensors "
+                       "before the launch (no pre_hook), or use torch.export without AOTInductor.")
                 )
             _compat_inductor.inductor_add_header_import(
                 wrapper, "from torch_triton_hop._hops import launch as _tth_launch")

@@ -330,6 +330,12 @@ def _json_object(text: Any, what: str) -> Any:
 # kernel's place) or pre_hook, would let an edited program run code it names (an adversarial
 # hunt, fourteenth session). Values are what a call could pass as arguments anyway.
 _CONFIG_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+# Config fields recording what a pre_hook did at trace time. See [Note: Config pre_hooks the graph records].
+RECORDED_PRE_HOOK_FIELDS = ("block_shapes", "zeroed")
+
+
+def runs_a_recorded_pre_hook(configs: list[dict[str, Any]]) -> bool:
+    return any(config.get(field) for config in configs for field in RECORDED_PRE_HOOK_FIELDS)
 
 
 def _checked_config(config: Any) -> dict[str, Any]:
@@ -339,7 +345,7 @@ def _checked_config(config: Any) -> dict[str, Any]:
 
     if not isinstance(config, dict) or not isinstance(config.get("kwargs"), dict):
         raise fail("not an object with a 'kwargs' object")
-    unknown = set(config) - {"kwargs", "block_shapes", *_CONFIG_OPTIONS}
+    unknown = set(config) - {"kwargs", *RECORDED_PRE_HOOK_FIELDS, *_CONFIG_OPTIONS}
     if unknown:
         raise fail(f"unknown field(s) {sorted(unknown)}")
     if not all(isinstance(name, str) and _is_scalar(value) for name, value in config["kwargs"].items()):
@@ -350,6 +356,9 @@ def _checked_config(config: Any) -> dict[str, Any]:
     if not isinstance(shapes, dict) or not all(
             isinstance(shape, list) and all(type(b) is int and b > 0 for b in shape) for shape in shapes.values()):
         raise fail("block_shapes must map names to lists of positive ints")
+    zeroed = config.get("zeroed", [])
+    if not isinstance(zeroed, list) or not all(isinstance(name, str) and name.isidentifier() for name in zeroed):
+        raise fail("zeroed must list argument names")
     return config
 
 
