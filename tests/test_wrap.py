@@ -306,3 +306,33 @@ def test_setting_triton_interpret_too_late_is_explained(torch_logs):
         assert "Cannot call @triton.jit'd outside of the scope of a kernel" in run.stderr
     else:  # set in time: no warning, the kernel runs
         assert not warned and "SUM: 8.0" in run.stdout, run.stdout + run.stderr
+
+
+class _ScaledByKernels(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        out = x.clone()
+        K.scale_inplace[(1,)](out, 8, 3.0, BLOCK=16)
+        return out
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad = grad.clone()
+        K.scale_inplace[(1,)](grad, 8, 3.0, BLOCK=16)
+        return grad
+
+
+def test_torch_func_grad_through_a_function_whose_backward_launches_says_to_use_torch_autograd():
+    """The refusal's advice was to write such a Function, which the program had done: torch.func
+    runs its backward under the transform too."""
+    x = torch.ones(8)
+    with pytest.raises(UnsupportedTritonKernelError, match=r"(?s)torch.func.grad.*with torch.autograd.grad or "
+                                                           r"\.backward\(\), not torch.func"):
+        torch.func.grad(lambda t: _ScaledByKernels.apply(t).sum())(x)
+    x.requires_grad_(True)
+    (grad,) = torch.autograd.grad(_ScaledByKernels.apply(x).sum(), x)
+    assert torch.equal(grad, torch.full((8,), 3.0))

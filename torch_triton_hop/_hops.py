@@ -417,8 +417,9 @@ def _under_a_transform(transform: str, fix: str) -> Any:
 for _transform, _name, _fix in (
         ("Vmap", "torch.func.vmap", "Launch it outside vmap, on the whole batch or in a loop over it"),
         ("Grad", "torch.func.grad (or vjp, jacrev)",
-         "Give it a derivative: a torch.autograd.Function whose backward launches your backward kernel, "
-         "called outside the transform or with torch.autograd.grad"),
+         "Give it a derivative (a torch.autograd.Function whose backward launches your backward kernel) and "
+         "compute gradients with torch.autograd.grad or .backward(), not torch.func: torch.func runs a "
+         "Function's backward under the transform too, where its launches are refused as well"),
         ("Jvp", "torch.func.jvp (or jacfwd)",
          "Give it a derivative: a torch.autograd.Function with a jvp, or compute it outside the transform")):
     for _hop in (triton_kernel_wrapper_mutation, triton_kernel_wrapper_functional):
