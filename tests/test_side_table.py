@@ -93,9 +93,12 @@ def test_constants_are_keyed_by_content_and_decode_anywhere():
     ('[{"kwargs": {"BLOCK": [1]}}]', "its kwargs must be None, bool, int, float or str"),
     ('[{"kwargs": {}, "num_warps": "4"}]', "must be ints"),
     ('[{"kwargs": {}, "block_shapes": {"d": [0]}}]', "block_shapes must map names to lists of positive ints"),
+    ('[{"kwargs": {}, "zeroed": ["os.system"]}]', "zeroed must list argument names"),
+    ('[{"kwargs": {}, "zeroed": "acc"}]', "zeroed must list argument names"),
     ('{"kwargs": {}}', "malformed autotune configs"),
     ("not json", "malformed autotune configs"),
-], ids=["pre_hook", "list value", "str num_warps", "block shape", "not a list", "not json"])
+], ids=["pre_hook", "list value", "str num_warps", "block shape", "zeroed code", "zeroed str", "not a list",
+        "not json"])
 def test_a_programs_configs_are_checked_as_data(configs, message):
     with pytest.raises(KernelResolutionError, match=re.escape(message)):
         kernel_side_table.get_configs(configs)

@@ -543,6 +543,9 @@ def run_recorded_pre_hook(fields: dict[str, Any], nargs: dict[str, Any]) -> None
     zero the tensors it zeroed (a None argument stays None, as the hook's own check left it)."""
     set_block_shapes(fields.get("block_shapes") or {}, nargs)
     for name in fields.get("zeroed") or ():
+        if not isinstance(nargs.get(name), (torch.Tensor, type(None))):
+            raise ValueError(f"wrap_triton: the program's autotune config zeroes {name!r}, which is no tensor "
+                             "argument of the launch: the program was edited. Re-export it; it was not run.")
         if nargs[name] is not None:
             nargs[name].zero_()
 
