@@ -566,7 +566,8 @@ def identify_accessed_tensors(kernel: Any, kwargs: dict[str, Any]) -> TensorAcce
     args = complete_arguments(kernel, kwargs)
     # Module constants the kernel reads decide what it writes as its constexpr arguments do.
     # See [Note: Module constants of a kernel].
-    cache_key = (kernel_side_table.add_kernel(kernel), _specialization_key(base, args), module_constants(base))
+    # Keyed (and entered in the side table) as the user's object, as a capture enters it.
+    cache_key = (kernel_side_table.add_kernel(user_object), _specialization_key(base, args), module_constants(base))
     cached = _cache.results.get(cache_key)
     if cached is None:
         try:

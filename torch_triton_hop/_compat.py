@@ -74,6 +74,18 @@ def dispatch_modes_disabled() -> Any:
     return _disable_current_modes()
 
 
+# torch 2.11-2.13: torch.autograd.graph.increment_version's C function; it takes a tuple of
+# tensors (a bare tensor it would iterate element by element). Called directly by the eager
+# fast launch on every hit that writes: the public wrapper's isinstance check doubles its ~0.1 us.
+increment_versions = torch._C._increment_version
+
+
+def dispatch_below_ad_inplace_or_view() -> Any:
+    """A context in which dispatch skips the autograd and ADInplaceOrView keys: how a rule for
+    ADInplaceOrView calls the operator on (torch 2.11-2.13: torch._C._AutoDispatchBelowADInplaceOrView)."""
+    return torch._C._AutoDispatchBelowADInplaceOrView()
+
+
 def register_transform_rule(hop: Any, transform: str, rule: Any) -> None:
     """`rule(interpreter, **kwargs)` for `hop` under a torch.func transform ("Vmap", "Grad",
     "Jvp"); torch 2.11-2.13: HigherOrderOperator.py_impl(torch._C._functorch.TransformType.X)."""

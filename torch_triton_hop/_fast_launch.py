@@ -108,6 +108,7 @@ import torch
 from . import _compat
 from ._fast_launch_source import binding_sets, heuristics_source, launch_source
 from ._hopifier import check_eager_launch
+from ._version_counters import increment_versions, run_and_bump, written_getter
 
 __all__ = ["NOT_FAST", "fast_launcher"]
 
@@ -178,8 +179,10 @@ class _JitLauncher:
     """The fast launch of one JITFunction: generated binders + classifiers + launchers."""
 
     def __init__(self, jit: Any, namespace: dict[str, Any], names: list[str], specializations: list[tuple],
-                 defaults: dict[str, Any], static_launch: Any) -> None:
+                 defaults: dict[str, Any], static_launch: Any, user_kernel: Any) -> None:
         self.jit = jit
+        # What the user launched (the wrapper): whose writes a launch bumps. See [Note: Launches bump version counters]
+        self.user_kernel = user_kernel
         self.namespace = namespace
         self.names = names
         self.specializations = specializations
@@ -203,7 +206,7 @@ class _JitLauncher:
         grid, on_meta = check_eager_launch(self.jit, grid, args, options)  # See [Note: Launch checks]
         if on_meta:
             return None
-        result = self.jit.run(*args, grid=grid, warmup=False, **options)
+        result = run_and_bump(self.jit, self.user_kernel, grid, args, options)
         self._read_driver()
         return result
 
@@ -212,8 +215,8 @@ class _JitLauncher:
         grid, on_meta = check_eager_launch(self.jit, grid, args, options)  # See [Note: Launch checks]
         if on_meta:
             return None
-        result = self.jit.run(*args, grid=grid, warmup=False, **options)
-        self.record(key, result)
+        result = run_and_bump(self.jit, self.user_kernel, grid, args, options)
+        self.record(key, result, args, options)
         return result
 
     def _parts(self, device: Any, kernel: Any) -> tuple | None:
@@ -225,18 +228,23 @@ class _JitLauncher:
         triton_key = next((k for k, v in list(caches[0].items()) if v is kernel), None)
         return None if triton_key is None else (*parts, caches, triton_key)
 
-    def record(self, key: tuple, kernel: Any) -> None:
+    def record(self, key: tuple, kernel: Any, args: tuple, options: dict[str, Any]) -> None:
         found = self._parts(key[0], kernel)
         if found is None or len(self.cache) >= _MAX_ENTRIES:
             return
         kinds = [None if slot is None else (key[slot[0]], key[slot[1]]) for slot in self.slots]
-        self.cache[key] = (kernel, self.static_function(kinds, kernel, *found[:3]), *found)
+        self.cache[key] = (kernel, self.static_function(kinds, kernel, *found[:3]), *found,
+                           self.written(args, options))
+
+    def written(self, args: tuple, kwargs: dict[str, Any]) -> Any:
+        """An entry's written tensors: f(every parameter's value, as a tuple) -> them, or None."""
+        return written_getter(self.user_kernel, {**dict(zip(self.names, args)), **kwargs}, self.names)
 
     def tuned_setup(self, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
         grid, on_meta = check_eager_launch(self.autotuner, grid, args, kwargs)  # See [Note: Launch checks]
         if on_meta:
             return None
-        result = self.autotuner.run(*args, grid=grid, warmup=False, **kwargs)
+        result = run_and_bump(self.autotuner, self.user_kernel, grid, args, kwargs)
         self._read_driver()
         return result
 
@@ -245,7 +253,7 @@ class _JitLauncher:
         grid, on_meta = check_eager_launch(self.autotuner, grid, args, kwargs)  # See [Note: Launch checks]
         if on_meta:
             return None
-        result = self.autotuner.run(*args, grid=grid, warmup=False, **kwargs)
+        result = run_and_bump(self.autotuner, self.user_kernel, grid, args, kwargs)
         self.tuned_record(key, args, kwargs, result)
         return result
 
@@ -285,7 +293,7 @@ class _JitLauncher:
             return
         snapshot = {**config.__dict__, "kwargs": dict(config.kwargs)}
         self.tuned[key] = (config, snapshot, tuning_key, kernel, self.static_function(kinds, kernel, *found[:3]),
-                           *found, tuple(fill))
+                           *found, tuple(fill), self.written(args, {**kwargs, **extra}))
 
     def static_function(self, kinds: list, kernel: Any, launcher: Any, function: Any, packed: Any) -> Any:
         """f(g0, g1, g2, stream, *values) launching through torch's static launcher, values being
@@ -325,7 +333,7 @@ class _JitLauncher:
         return ns["_f_static"]
 
 
-def _generate(jit: Any, static_launch: Any, assume_cuda: bool = False) -> _JitLauncher | None:
+def _generate(jit: Any, static_launch: Any, assume_cuda: bool, user_kernel: Any) -> _JitLauncher | None:
     import inspect
 
     signature = inspect.signature(_compat.python_function(jit))
@@ -353,13 +361,13 @@ def _generate(jit: Any, static_launch: Any, assume_cuda: bool = False) -> _JitLa
         "_f_slow": _not_fast, "_f_split": _split_options, "_f_nameset": frozenset(names), **binding_sets(names),
         # What _launch_directly asks, without its frames. See [Note: Eager fast path].
         "_f_modes": _compat.dispatch_mode_stack_depth, "_f_function_modes": _compat.torch_function_mode_enabled,
-        "_f_functorch": _compat.functorch_interpreter_top,
+        "_f_functorch": _compat.functorch_interpreter_top, "_f_inc": increment_versions,
     }
     for name, default in defaults.items():
         ns[f"_f_default_{name}"] = default
     for i, (_, namespace, _) in enumerate(option_knobs):
         ns[f"_f_knobs{i}"] = namespace
-    launcher = _JitLauncher(jit, ns, names, specializations, defaults, static_launch)
+    launcher = _JitLauncher(jit, ns, names, specializations, defaults, static_launch, user_kernel)
     ns.update(_f_setup=launcher.setup, _f_miss=launcher.miss, _f_atsetup=launcher.tuned_setup,
               _f_atmiss=launcher.tuned_miss)
     cuda_check = launcher.cuda_check = static_launch is not None and not assume_cuda
@@ -393,7 +401,7 @@ class _JitLayer:
     def __call__(self, grid: Any, args: tuple, kw: dict[str, Any]) -> Any:
         result = self.jit_launcher.launch(grid, *args, **kw)  # its _f_slow is _not_fast
         if result is NOT_FAST:
-            return self.jit_launcher.jit.run(*args, grid=grid, warmup=False, **kw)
+            return run_and_bump(self.jit_launcher.jit, self.jit_launcher.user_kernel, grid, args, kw)
         return result
 
 
@@ -413,9 +421,10 @@ class _HeuristicsLayer:
 
 
 class _AutotuneLayer:
-    def __init__(self, autotuner: Any, inner: Any) -> None:
+    def __init__(self, autotuner: Any, inner: Any, user_kernel: Any) -> None:
         self.autotuner = autotuner
         self.inner = inner
+        self.user_kernel = user_kernel
         self.arg_names = list(autotuner.arg_names)
         self.arg_set = frozenset(self.arg_names)
         self.key_names = list(autotuner.keys)
@@ -450,7 +459,7 @@ class _AutotuneLayer:
         return tuple(values + dtypes), values, dtypes
 
     def _slow(self, grid: Any, args: tuple, kw: dict[str, Any]) -> Any:
-        return self.autotuner.run(*args, grid=grid, warmup=False, **kw)
+        return run_and_bump(self.autotuner, self.user_kernel, grid, args, kw)
 
     def __call__(self, grid: Any, args: tuple, kw: dict[str, Any]) -> Any:
         at = self.autotuner
@@ -484,16 +493,17 @@ def _has_tensor_subclass(values: Any) -> bool:
     return any(value.__class__ not in _PLAIN_CLASSES and isinstance(value, torch.Tensor) for value in values)
 
 
-def _heuristics_namespace(heuristics: Any, names: list[str]) -> dict[str, Any]:
+def _heuristics_namespace(heuristics: Any, names: list[str], user_kernel: Any) -> dict[str, Any]:
     """What a heuristics launch reads besides the plain launch's names."""
-    return {"_f_H": heuristics, "_f_names": list(names), "_f_plain": _PLAIN_CLASSES, "_f_subclass": _has_tensor_subclass}
+    return {"_f_H": heuristics, "_f_names": list(names), "_f_plain": _PLAIN_CLASSES, "_f_subclass": _has_tensor_subclass,
+            "_f_hrun": lambda grid, args, kw: run_and_bump(heuristics.fn, user_kernel, grid, args, kw)}
 
 
 def _generate_heuristics(launcher: _JitLauncher, heuristics: Any) -> Any:
     """The launch of `heuristics` directly over launcher's JITFunction: the heuristics, the key
     and the launch in one frame. See [Note: Fast heuristics launch]."""
     ns = launcher.namespace
-    ns.update(_heuristics_namespace(heuristics, launcher.names))
+    ns.update(_heuristics_namespace(heuristics, launcher.names, launcher.user_kernel))
     source, _ = launch_source(launcher.jit, launcher.names, launcher.specializations, launcher.defaults,
                               _compat.jit_run_option_knobs(), launcher.cuda_check, "heuristics")
     launcher.source += source
@@ -502,11 +512,11 @@ def _generate_heuristics(launcher: _JitLauncher, heuristics: Any) -> Any:
 
 
 def _heuristics_launch(heuristics: Any, inner: Callable[..., Any], names: list[str],
-                       specializations: list[tuple]) -> Callable[..., Any]:
+                       specializations: list[tuple], user_kernel: Any) -> Callable[..., Any]:
     """launch(grid, *args, **kwargs) of a Heuristics over a kernel whose fast launch is `inner`
     (an Autotuner's, another Heuristics'; their fallback returns NOT_FAST). See [Note: Fast heuristics launch]."""
     ns = {
-        **_heuristics_namespace(heuristics, names), "_f_NOT_FAST": NOT_FAST, "_f_Tensor": torch.Tensor,
+        **_heuristics_namespace(heuristics, names, user_kernel), "_f_NOT_FAST": NOT_FAST, "_f_Tensor": torch.Tensor,
         "_f_inner": inner, "_f_modes": _compat.dispatch_mode_stack_depth,
         "_f_function_modes": _compat.torch_function_mode_enabled, "_f_functorch": _compat.functorch_interpreter_top,
         "_f_isinstance": isinstance, "_f_tuple": tuple, "_f_len": len, "_f_slow": _not_fast,
@@ -567,10 +577,12 @@ class FastLauncher:
 
 
 def fast_launcher(kernel: Any, static_launch: Any = _UNSET, assume_cuda: bool = False,
-                  fallback: Callable[[Any, tuple, dict], Any] = _not_fast) -> FastLauncher | None:
+                  fallback: Callable[[Any, tuple, dict], Any] = _not_fast, user_kernel: Any = None) -> FastLauncher | None:
     """The fast launch of a JITFunction, optionally under @triton.heuristics / @triton.autotune;
     None for anything else (an InterpretedFunction, a triton we do not know). fallback(grid,
-    args, kwargs) is what a call that is not fast returns. See [Note: Fast launch]."""
+    args, kwargs) is what a call that is not fast returns; user_kernel: what the user launched
+    (the wrap_triton wrapper; default the kernel), whose writes a launch bumps. See [Note: Fast launch]."""
+    user_kernel = kernel if user_kernel is None else user_kernel
     chain = []
     while not _compat.is_base_kernel(kernel):
         if type(kernel) is _compat.Autotuner and _compat.FAST_LAUNCH_AUTOTUNER:
@@ -584,7 +596,7 @@ def fast_launcher(kernel: Any, static_launch: Any = _UNSET, assume_cuda: bool = 
         return None
     if static_launch is _UNSET:
         static_launch = _compat.static_cuda_launch() if _STATIC_LAUNCH else None
-    jit_launcher = _generate(kernel, static_launch, assume_cuda)
+    jit_launcher = _generate(kernel, static_launch, assume_cuda, user_kernel)
     if jit_launcher is None:
         return None
     tuners = [index for index, wrapper in enumerate(chain) if type(wrapper) is _compat.Autotuner]
@@ -597,9 +609,10 @@ def fast_launcher(kernel: Any, static_launch: Any = _UNSET, assume_cuda: bool = 
             elif index == len(chain) - 1:
                 launch = _generate_heuristics(jit_launcher, wrapper)
             else:
-                launch = _heuristics_launch(wrapper, launch, jit_launcher.names, jit_launcher.specializations)
+                launch = _heuristics_launch(wrapper, launch, jit_launcher.names, jit_launcher.specializations, user_kernel)
         return FastLauncher(None, jit_launcher, launch, fallback)
     layer: Any = _JitLayer(jit_launcher)
     for wrapper in reversed(chain):
-        layer = (_AutotuneLayer if type(wrapper) is _compat.Autotuner else _HeuristicsLayer)(wrapper, layer)
+        layer = (_AutotuneLayer(wrapper, layer, user_kernel) if type(wrapper) is _compat.Autotuner
+                 else _HeuristicsLayer(wrapper, layer))
     return FastLauncher(layer, jit_launcher, None, fallback)

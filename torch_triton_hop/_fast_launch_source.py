@@ -48,8 +48,9 @@ _GRID = [
     f"    if _f_g0 < 0 or _f_g1 < 0 or _f_g2 < 0: {_SLOW}",
     f"elif _f_grid is None: {_SLOW}",
 ]
-# Once the user's heuristics have run, Heuristics.run's own end: fn.run with the values computed.
-_HEURISTICS_SLOW = "return _f_H.fn.run(*_f_args, **{'grid': _f_grid, 'warmup': False, **_f_kw})"
+# Once the user's heuristics have run, Heuristics.run's own end: fn.run with the values computed
+# (_f_hrun: then bumps what it wrote, see [Note: Launches bump version counters]).
+_HEURISTICS_SLOW = "return _f_hrun(_f_grid, _f_args, _f_kw)"
 
 
 def _binding(names: list[str], specializations: list[tuple], defaults: dict[str, Any], mode: str, give_up: str,
@@ -255,7 +256,7 @@ def launch_source(jit: Any, names: list[str], specializations: list[tuple], defa
     if tuned:
         add(f"if _f_e is None: return _f_atmiss(_f_key, {run_args})")
         add("_f_c, _f_snap, _f_tk, _f_kernel, _f_static, _f_launcher, _f_function, _f_packed, _f_caches, _f_tkey, "
-            "_f_fill = _f_e")
+            "_f_fill, _f_w = _f_e")
         # Autotuner.run's choice: the cached config for a tuning key, or the only config.
         add("_f_cf = _f_at.configs")
         add("if ((_f_at.cache.get(_f_tk) if _f_len(_f_cf) > 1 else _f_cf[0]) is not _f_c or _f_c.__dict__ != _f_snap"
@@ -263,7 +264,7 @@ def launch_source(jit: Any, names: list[str], specializations: list[tuple], defa
         add(f"    return _f_atmiss(_f_key, {run_args})")
     else:
         add(f"if _f_e is None: return _f_miss(_f_key, {run_args})")
-        add("_f_kernel, _f_static, _f_launcher, _f_function, _f_packed, _f_caches, _f_tkey = _f_e")
+        add("_f_kernel, _f_static, _f_launcher, _f_function, _f_packed, _f_caches, _f_tkey, _f_w = _f_e")
         add("if _f_jit.device_caches.get(_f_dev) is not _f_caches or _f_caches[0].get(_f_tkey) is not _f_kernel:")
         add(f"    return _f_miss(_f_key, {run_args})")
     add("_f_u = _f_jit.used_global_vals")
@@ -281,6 +282,8 @@ def launch_source(jit: Any, names: list[str], specializations: list[tuple], defa
     add("else:")
     add("    _f_launcher(_f_g0, _f_g1, _f_g2, _f_get_stream(_f_dev), _f_function, _f_packed, None, None, None, "
         + ", ".join(names) + ")")
+    # The tensors it wrote, found when the entry was recorded. See [Note: Launches bump version counters].
+    add(f"if _f_w is not None: _f_inc(_f_w(({', '.join(names)},)))")
     add("return _f_kernel")
     if heuristics:
         return heuristics_source(names, specializations, defaults, body, leading), slots

@@ -33,6 +33,7 @@ from ._trace import accesses as trace_accesses
 from ._analysis import TensorAccesses, identify_accessed_tensors
 from ._fx_values import node_value, view_source
 from ._compat import DispatchKey
+from ._version_counters import bump_names
 from ._side_table import (RECORDED_PRE_HOOK_FIELDS, TensorDescriptorSpec, base_kernel, kernel_key_name, kernel_layers,
                           kernel_side_table)
 from .errors import raise_unsupported
@@ -326,6 +327,15 @@ def _mutation_dense(*, kernel, constant_args, configs, grids, kwargs):
     launch(kernel=kernel, constant_args=constant_args, configs=configs, grids=grids, kwargs=kwargs)
 
 
+@triton_kernel_wrapper_mutation.py_impl(DispatchKey.ADInplaceOrView)
+def _mutation_bumps_versions(*, kernel, constant_args, configs, grids, kwargs):
+    # See [Note: Launches bump version counters]: as torch's in-place ops, here and then below.
+    bump_names(kwargs, tensors_written(kernel, constant_args, configs, kwargs))
+    with _compat.dispatch_below_ad_inplace_or_view():
+        return triton_kernel_wrapper_mutation(kernel=kernel, constant_args=constant_args, configs=configs,
+                                              grids=grids, kwargs=kwargs)
+
+
 @triton_kernel_wrapper_mutation.py_impl(_compat.FakeTensorMode)
 def _mutation_fake(mode, *, kernel, constant_args, configs, grids, kwargs):
     return None
@@ -388,9 +398,7 @@ def _mutation_under_checkpoint(mode, *, kernel, constant_args, configs, grids, k
     node_kwargs = dict(kernel=kernel, constant_args=constant_args, configs=configs, grids=grids, kwargs=kwargs)
     if _compat.checkpoint_is_compiling(triton_kernel_wrapper_mutation, (), node_kwargs):
         return mode.__torch_dispatch__(triton_kernel_wrapper_mutation, [], (), node_kwargs)
-    triton_kernel_wrapper_mutation(**node_kwargs)
-    written = tensors_written(kernel, constant_args, configs, kwargs)
-    torch.autograd.graph.increment_version([kwargs[name] for name in written if isinstance(kwargs[name], torch.Tensor)])
+    triton_kernel_wrapper_mutation(**node_kwargs)  # its version bump came before the mode, at ADInplaceOrView
     return None
 
 
@@ -679,7 +687,8 @@ def _mutation_functionalize(ctx, *, kernel, constant_args, configs, grids, kwarg
     for name, output in zip(written, outputs):
         original = kwargs[name]
         ctx.replace(original, output)
-        ctx.mark_mutation_hidden_from_autograd(original)
+        if original.requires_grad:  # See [Note: Launches bump version counters]: AOTAutograd keeps it in the graph
+            ctx.mark_mutation_hidden_from_autograd(original)
         ctx.commit_update(original)
         ctx.sync(original)
     return None
@@ -771,7 +780,6 @@ def _functional_functionalize(ctx, *, kernel, constant_args, configs, grids, kwa
 _FALLTHROUGH_KEYS = [
     DispatchKey.PythonDispatcher,
     DispatchKey.PythonTLSSnapshot,
-    DispatchKey.ADInplaceOrView,
     DispatchKey.BackendSelect,
     DispatchKey.AutocastCPU,
     DispatchKey.AutocastCUDA,
@@ -781,6 +789,7 @@ _FALLTHROUGH_KEYS = [
 for _hop in (triton_kernel_wrapper_mutation, triton_kernel_wrapper_functional):
     for _key in _FALLTHROUGH_KEYS:
         _hop.fallthrough(_key)
+triton_kernel_wrapper_functional.fallthrough(DispatchKey.ADInplaceOrView)  # it writes only its own copies
 
 
 def check_kernels(program: Any) -> list[str]:

@@ -18,6 +18,7 @@ from ._fast_launch import fast_launcher
 from ._hopifier import check_eager_grid, check_eager_launch, no_grid_error, tracing_hopifier
 from ._hops import triton_kernel_wrapper_mutation
 from ._side_table import base_kernel, compute_kernel_key, kernel_side_table
+from ._version_counters import bump_written
 from .errors import raise_unsupported, warn_at_user_code
 
 __all__ = ["wrap_triton", "TritonKernelWrapper"]
@@ -191,7 +192,7 @@ def _build_launch(wrapper: TritonKernelWrapper, **options: Any) -> Any:
     interpreter, an interpreted autotuner). options: fast_launcher's (the benchmark)."""
     if wrapper.launch_directly is None:
         wrapper.launch_directly = not _interpreted_autotuner(wrapper.kernel)
-    launcher = fast_launcher(wrapper.kernel, fallback=partial(_launch_slowly, wrapper),
+    launcher = fast_launcher(wrapper.kernel, fallback=partial(_launch_slowly, wrapper), user_kernel=wrapper,
                              **options) if wrapper.launch_directly else None
     wrapper.fast_launch = launcher.launch if launcher is not None else partial(_launch_slowly_called, wrapper)
     return wrapper.fast_launch
@@ -249,7 +250,9 @@ def _launch(wrapper: TritonKernelWrapper, grid: Any, args: tuple, kwargs: dict[s
     grid, on_meta = check_eager_launch(wrapper.kernel, grid, args, kwargs)  # See [Note: Launch checks]
     if on_meta:  # computes nothing, as the graph's launch on meta tensors does
         return None
-    return wrapper.kernel[grid](*args, **kwargs)
+    result = wrapper.kernel[grid](*args, **kwargs)
+    bump_written(wrapper, args, kwargs)  # See [Note: Launches bump version counters]
+    return result
 
 
 def _launch_slowly_called(wrapper: TritonKernelWrapper, grid: Any, /, *args: Any, **kwargs: Any) -> Any:
