@@ -280,14 +280,16 @@ def wrap_triton(kernel: Any = _DECORATOR, /, *, writes: Iterable[str] | None = N
 
     Prefer it over ``torch.library.triton_op`` when you want the kernel call itself in the
     graph without declaring a custom operator's schema; its mutations are found by
-    analysing the kernel.
+    analysing the kernel. Like a torch in-place op, a launch bumps the autograd version
+    counter of each tensor it writes, so overwriting a tensor saved for backward raises.
 
     Args:
         kernel: a ``@triton.jit`` kernel (a JITFunction, or an InterpretedFunction under
             ``TRITON_INTERPRET=1``), optionally under ``@triton.autotune`` /
             ``@triton.heuristics``.
         writes: the names of the tensor arguments the kernel writes. Skips the TTIR
-            analysis; use it when the analysis falls back (it warns) or to be explicit.
+            analysis (also at the first eager launch of each specialization); use it when
+            the analysis falls back (it warns) or to be explicit.
         interpreter_config: under ``TRITON_INTERPRET=1`` (no GPU to autotune on) an
             autotuned kernel runs one config: by default the first that survives pruning.
             Pass an index into the configs that survive pruning, or a dict that a config's
