@@ -135,3 +135,22 @@ def test_a_compiled_graph_may_still_write_an_input_that_requires_grad():
     loss = _run(scale_parameter, "aot_eager")(w, x)
     loss.backward()
     assert w.detach().tolist() == [2.0] * 8 and loss.item() == 48.0 and w.grad.tolist() == [3.0] * 8
+
+
+def scale_(t):
+    wrap_triton(K.scale_inplace)[(1,)](t, t.numel(), 2.0, BLOCK=64)
+
+
+@pytest.mark.parametrize("mode", ["eager", "aot_eager", "inductor"])
+def test_an_optimizer_style_update_before_backward_raises_as_torchs_does(mode):
+    """A parameter saved for backward, updated under no_grad by a compiled kernel before the
+    backward ran: inductor kept the write in the graph, hidden from autograd, and bumped nothing."""
+    for step in (lambda t: t.mul_(2.0), scale_):  # torch's own in-place op first: the reference
+        x = torch.ones(8, device=DEVICE, requires_grad=True)
+        w = torch.ones(8, device=DEVICE, requires_grad=True)
+        loss = (w * x).sum()  # saves w
+        with torch.no_grad():
+            _run(step, mode)(w)
+        assert w.detach().tolist() == [2.0] * 8
+        with pytest.raises(RuntimeError, match=MODIFIED):
+            loss.backward()

@@ -687,8 +687,8 @@ def _mutation_functionalize(ctx, *, kernel, constant_args, configs, grids, kwarg
     for name, output in zip(written, outputs):
         original = kwargs[name]
         ctx.replace(original, output)
-        if original.requires_grad:  # See [Note: Launches bump version counters]: AOTAutograd keeps it in the graph
-            ctx.mark_mutation_hidden_from_autograd(original)
+        if original.requires_grad and torch.is_grad_enabled():  # See [Note: Launches bump version counters]
+            ctx.mark_mutation_hidden_from_autograd(original)  # so AOTAutograd keeps it in the graph
         ctx.commit_update(original)
         ctx.sync(original)
     return None

@@ -9,9 +9,10 @@
 # launch and torch.library.wrap_triton bump nothing).
 #
 # Written: the tensors _analysis.identify_accessed_tensors reports as written for the launch's
-# arguments (a declared writes=... as declared; where the analysis cannot tell, every tensor
-# argument, as functionalization takes them). A descriptor's or a tuple's tensors count as the
-# argument does.
+# arguments: those the kernel may write (a store under a runtime condition counts, as a
+# custom_op's mutates_args does); a declared writes=... as declared; where the analysis cannot
+# tell, every tensor argument, as functionalization takes them, with the analysis's warning. A
+# descriptor's or a tuple's tensors count as the argument does.
 #
 # Where:
 #   - eagerly, the fast launch: each cache entry holds the written parameters (an itemgetter
@@ -22,9 +23,12 @@
 #     the mutation HOP's ADInplaceOrView rule (_hops), so AOTAutograd's joint trace meets the
 #     bump where the op is and raises as it does for torch's in-place ops;
 #   - after a compiled graph wrote an input in place: AOTAutograd's runtime bumps inputs whose
-#     mutation autograd may see. Functionalization hides from autograd only the mutation of an
-#     input that requires grad, which AOTAutograd keeps in the graph that way (as before); such
-#     an input is bumped eagerly but not after a compiled graph.
+#     mutation autograd may see. Functionalization hides from autograd only a write, in grad
+#     mode, of an input that requires grad: seen, AOTAutograd would replay it outside the graph
+#     as a copy_ autograd records (a leaf raises; a non-leaf's gradient stops there), where
+#     eagerly autograd never sees a kernel's write. Hidden, it stays in the graph (as before)
+#     and is not bumped after it (eagerly it is). Under no_grad (an optimizer-style update of
+#     a parameter) AOTAutograd keeps it in the graph anyway, and bumps it.
 # The first launch of each specialization now asks the analysis (TTIR, cached per
 # specialization and shared with every capture of the kernel).
 """
@@ -43,6 +47,7 @@ from ._analysis import complete_arguments, identify_accessed_tensors
 from ._side_table import base_kernel
 
 log = logging.getLogger(__name__)
+_warned: set[int] = set()  # kernels (by id) whose source could not be read: warned once
 
 __all__ = ["bump_written", "bump_names", "increment_versions", "run_and_bump", "written_getter", "written_names"]
 
@@ -63,8 +68,13 @@ def written_names(user_kernel: Any, bound: dict[str, Any]) -> list[str]:
     try:
         return identify_accessed_tensors(user_kernel, complete_arguments(user_kernel, bound)).writes
     except (OSError, ValueError) as e:  # no source to analyse (python -c, exec): every tensor, as the analysis falls back
-        log.debug("wrap_triton: taking every tensor argument of %r as written: %s", user_kernel, e)
-        return [name for name, value in bound.items() if _tensors_in(value)]
+        written = [name for name, value in bound.items() if _tensors_in(value)]
+        if id(user_kernel) not in _warned:
+            _warned.add(id(user_kernel))
+            log.warning("wrap_triton: cannot tell which arguments kernel %s writes (%s); taking every tensor "
+                        "argument (%s) as written. Pass wrap_triton(kernel, writes=[...]) to say.",
+                        _compat.python_function(base_kernel(user_kernel)).__name__, e, ", ".join(written))
+        return written
 
 
 def written_getter(user_kernel: Any, bound: dict[str, Any], names: list[str]) -> Callable | None:
