@@ -1034,3 +1034,34 @@ def test_gpu_launch_hooks_see_every_launch():
     finally:
         _compat.triton_knobs.runtime.launch_enter_hook.remove(hook)
     assert len(seen) == 1
+
+
+def _write_sum(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + tl.load(y_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+@pytest.mark.parametrize("layers", ["jit", "declared", "autotuned", "heuristics", "heuristics_over_autotuned",
+                                    "autotuned_over_heuristics"])
+def test_every_launch_bumps_the_version_of_what_the_kernel_writes(stub, layers):
+    """First launch, new keys (triton's run), hits (the generated launch), the layers' paths: each
+    bumps the tensor the kernel writes once, and nothing else. See [Note: Launches bump version counters]."""
+    jit = _jit(_write_sum)
+    config = [triton.Config({"BLOCK": 16})]  # one config: nothing to benchmark on the stub
+    kernel, options = {
+        "jit": (jit, {"BLOCK": 16}),
+        "declared": (jit, {"BLOCK": 16}),
+        "autotuned": (triton.autotune(config, key=["n"])(jit), {}),
+        "heuristics": (triton.heuristics({"BLOCK": lambda a: 16})(jit), {}),
+        # one generated launch per layer; then the layered path (_AutotuneLayer over _HeuristicsLayer)
+        "heuristics_over_autotuned": (triton.heuristics({"BLOCK": lambda a: 16})(
+            triton.autotune([triton.Config({}, num_warps=2)], key=["n"])(jit)), {}),
+        "autotuned_over_heuristics": (triton.autotune([triton.Config({}, num_warps=2)], key=["n"])(
+            triton.heuristics({"BLOCK": lambda a: 16})(jit)), {}),
+    }[layers]
+    ours = wrap_triton(kernel, writes=["y_ptr", "out_ptr"] if layers == "declared" else None)
+    base, y, out = torch.zeros(40), torch.zeros(40), torch.zeros(40)
+    for launches, x in enumerate([base, base, base, base[1:], base[1:], base], start=1):
+        ours[(1,)](x, y, out, 32, **options)
+        assert (base._version, y._version, out._version) == (0, launches if layers == "declared" else 0, launches)
+    assert stub.launches
