@@ -288,13 +288,32 @@ def _store_through_a_tuple_argument(x_ptr, outs, BLOCK: tl.constexpr):
     tl.store(outs[1] + offs, v + 1)
 
 
-def test_a_tuple_of_tensors_falls_back_and_is_reported_written():
-    """Found while extending the analysis fuzzer: the fallback for a tuple argument named only
-    the plain tensor arguments as written, not the tensors in the tuple the kernel writes."""
-    kwargs = {"x_ptr": torch.zeros(8), "outs": (torch.zeros(8), torch.zeros(8)), "BLOCK": 8}
+@triton.jit
+def _tuple_of_inputs_and_scales(ins, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    pair, scale = ins[1], ins[2]
+    v = tl.load(ins[0] + offs, mask=mask) * scale + tl.load(pair[0] + offs, mask=mask) * pair[1]
+    tl.store(out_ptr + offs, v, mask=mask)
+
+
+def test_a_tuple_argument_is_analysed_leaf_by_leaf():
+    """A tuple argument is one TTIR parameter per leaf (those triton folds, as an int equal to
+    1, excepted); each is analysed, and reported by the tuple's name. The analysis once fell
+    back here and took every tensor as written, so a read-only tuple of saved tensors made
+    backward raise once launches bumped version counters."""
+    x = torch.zeros(8)
+    kwargs = {"x_ptr": x, "outs": (torch.zeros(8), torch.zeros(8)), "BLOCK": 8}
     accesses = identify_accessed_tensors(_store_through_a_tuple_argument, kwargs)
-    assert accesses.writes == ["x_ptr", "outs"]
-    assert "argument outs is a tuple holding tensors" in accesses.fallback_reason
+    assert accesses.fallback_reason is None
+    assert (accesses.reads, accesses.writes) == (["x_ptr"], ["outs"])
+    assert len(accesses.write_sites["outs"]) == 2  # both leaves' stores, under the tuple's name
+
+    for scale, weight in ((2.0, 3), (2.0, 1), (1, 1)):  # an int equal to 1 is folded away
+        kwargs = {"ins": (x, (torch.zeros(8), weight), scale), "out_ptr": torch.zeros(8), "n": 8, "BLOCK": 8}
+        accesses = identify_accessed_tensors(_tuple_of_inputs_and_scales, kwargs)
+        assert accesses.fallback_reason is None, (scale, weight)
+        assert (accesses.reads, accesses.writes) == (["ins"], ["out_ptr"])
 
 
 @triton.jit

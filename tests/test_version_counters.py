@@ -7,6 +7,7 @@ import os
 import pytest
 import torch
 import triton
+import triton.language as tl
 from torch.utils.checkpoint import checkpoint
 
 from torch_triton_hop import wrap_triton
@@ -110,6 +111,38 @@ def test_a_view_written_bumps_its_base():
 def scale_input(h):
     wrap_triton(K.scale_inplace)[(1,)](h, h.numel(), 2.0, BLOCK=64)
     return h + 1
+
+
+@triton.jit
+def _add_pair(pair, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(pair[0] + offs, mask=mask) + tl.load(pair[1] + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def _double_pair(pair, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(pair[1] + offs, tl.load(pair[0] + offs, mask=mask) * 2, mask=mask)
+
+
+def test_a_tuple_argument_bumps_only_when_the_kernel_writes_through_it():
+    """triton's tuple arguments (eager launches only): a kernel that only reads a tuple of
+    saved tensors leaves backward alone; one that writes through the tuple bumps its tensors."""
+    x = torch.ones(8, device=DEVICE, requires_grad=True)
+    h = torch.full((8,), 3.0, device=DEVICE)
+    out = x * h  # saves h
+    y = torch.empty_like(h)
+    wrap_triton(_add_pair)[(1,)]((h, h), y, 8, BLOCK=16)
+    (out + y).sum().backward()
+    assert y.tolist() == [6.0] * 8 and x.grad.tolist() == [3.0] * 8 and h._version == 0
+
+    out = x * h
+    wrap_triton(_double_pair)[(1,)]((y, h), 8, BLOCK=16)  # writes h through the tuple
+    assert h.tolist() == [12.0] * 8 and h._version == 1
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        out.sum().backward()
 
 
 @pytest.mark.parametrize("mode", ["aot_eager", "inductor"])

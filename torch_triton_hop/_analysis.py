@@ -357,24 +357,33 @@ def complete_arguments(kernel: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
-def ttir_argument_names(base: Any, args: dict[str, Any], folded: set[int]) -> list[str | None]:
+def ttir_argument_names(base: Any, args: dict[str, Any], folded: set[tuple[int, ...]]) -> list[str | None]:
     """Kernel parameter name for each TTIR entry-function parameter, in order.
 
-    Parameters triton folded into constants have none; a host TensorDescriptor becomes
-    itself plus one shape and one stride per dimension (triton 3.6-3.9).
+    Parameters triton folded into constants (index paths in `folded`) have none; a host
+    TensorDescriptor becomes itself plus one shape and one stride per dimension; a tuple
+    argument becomes one TTIR parameter per leaf, in order, each named by the tuple's
+    parameter (triton 3.6-3.9).
     """
     names: list[str | None] = []
+
+    def add(name: str, path: tuple[int, ...], value: Any, is_constexpr: bool) -> None:
+        if path in folded or is_constexpr or value is None:
+            return
+        if isinstance(value, tuple):
+            for index, item in enumerate(value):
+                add(name, (*path, index), item, False)
+        elif isinstance(value, list) and _is_tensor_argument(value):
+            raise AnalysisFallback(f"argument {name} is a list holding tensors")  # triton takes tuples
+        elif _compat.is_host_tensor_descriptor(value):
+            if len(path) > 1:  # how triton flattens one inside a tuple is not followed here
+                raise AnalysisFallback(f"argument {name} is a tuple holding a TensorDescriptor")
+            names.extend([name] + [None] * (2 * len(value.block_shape)))
+        else:
+            names.append(name)
+
     for index, param in enumerate(_compat.kernel_params(base)):
-        value = args.get(param.name)
-        if isinstance(value, (tuple, list)) and _is_tensor_argument(value):
-            # triton flattens a tuple into one TTIR parameter per leaf (constexpr and folded
-            # leaves excepted); this mapping does not follow that, so it cannot name the leaves.
-            raise AnalysisFallback(f"argument {param.name} is a tuple holding tensors")
-        if index in folded or param.is_constexpr or value is None:
-            continue
-        names.append(param.name)
-        if _compat.is_host_tensor_descriptor(value):
-            names.extend([None] * (2 * len(value.block_shape)))
+        add(param.name, (index,), args.get(param.name), param.is_constexpr)
     return names
 
 
@@ -397,22 +406,23 @@ def _is_tensor_argument(value: Any) -> bool:
 
 def _specialization_key(base: Any, args: dict[str, Any]) -> tuple:
     """What the TTIR depends on besides the source: dtypes, constexprs, ints equal to 1."""
-    key = []
-    for param in _compat.kernel_params(base):
-        value = args.get(param.name)
-        if isinstance(value, torch.Tensor):
-            key.append(("tensor", value.dtype))
-        elif _compat.is_host_tensor_descriptor(value):
-            key.append(("descriptor", value.base.dtype, tuple(value.block_shape)))
-        elif isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-            key.append(("symbolic", type(value).__name__))
-        elif param.is_constexpr or value is None or isinstance(value, bool):
-            key.append(("value", repr(value)))
-        elif isinstance(value, int):
-            key.append(("int", value == 1, value % 16 == 0, -(2**31) <= value < 2**31))
-        else:
-            key.append(("other", type(value).__name__))
-    return tuple(key)
+    return tuple(_value_key(args.get(param.name), param.is_constexpr) for param in _compat.kernel_params(base))
+
+
+def _value_key(value: Any, is_constexpr: bool = False) -> tuple:
+    if isinstance(value, torch.Tensor):
+        return ("tensor", value.dtype)
+    if _compat.is_host_tensor_descriptor(value):
+        return ("descriptor", value.base.dtype, tuple(value.block_shape))
+    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return ("symbolic", type(value).__name__)
+    if isinstance(value, tuple) and not is_constexpr:  # each leaf specialises as a parameter does
+        return ("tuple", tuple(_value_key(item) for item in value))
+    if is_constexpr or value is None or isinstance(value, bool):
+        return ("value", repr(value))
+    if isinstance(value, int):
+        return ("int", value == 1, value % 16 == 0, -(2**31) <= value < 2**31)
+    return ("other", type(value).__name__)
 
 
 def _analyse(base: Any, args: dict[str, Any]) -> tuple[dict[str, list[str]], set[str], dict[str, Any]]:
@@ -426,10 +436,19 @@ def _analyse(base: Any, args: dict[str, Any]) -> tuple[dict[str, list[str]], set
             f"the kernel's TTIR has {len(entry.params)} parameters where {len(names)} were expected"
         )
     summary = _FunctionAnalysis(functions, aliases).summary(entry.name)
-    writes = {names[i]: sites for i, sites in summary.writes.items() if names[i] is not None}
+    # By parameter name: a tuple's leaves are reported together, by the tuple's name.
+    writes: dict[str, list[str]] = {}
+    for i, sites in summary.writes.items():
+        if names[i] is not None:
+            writes.setdefault(names[i], []).extend(sites)
     reads = {names[i] for i in summary.reads if names[i] is not None}
-    ops = {kind: {names[i]: sorted(found) for i, found in by_param.items() if names[i] is not None}
-           for kind, by_param in (("write", summary.write_ops), ("read", summary.read_ops))}
+    ops = {}
+    for kind, by_param in (("write", summary.write_ops), ("read", summary.read_ops)):
+        found_by_name: dict[str, set] = {}
+        for i, found in by_param.items():
+            if names[i] is not None:
+                found_by_name.setdefault(names[i], set()).update(found)
+        ops[kind] = {name: sorted(found) for name, found in found_by_name.items()}
     ops["reduces"] = _REDUCTION.search(text) is not None
     ops["other_memory_read"] = list(dict.fromkeys(summary.other_memory_reads))
     ops["approximate_sums"] = _approximate_divisions_added(functions, aliases)

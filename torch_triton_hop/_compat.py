@@ -787,9 +787,10 @@ def backport_backward_writes_to_leaf_inputs() -> None:
 # --- TTIR generation (see _compat_ttir.py) ----------------------------------------------
 
 
-def generate_ttir_text(kernel: Any, args: dict[str, Any]) -> tuple[str, set[int]]:
+def generate_ttir_text(kernel: Any, args: dict[str, Any]) -> tuple[str, set[tuple[int, ...]]]:
     """TTIR text, with source locations, of a base kernel specialised for `args`, and the
-    indices of the parameters triton folded into constants (constexprs, None, ints equal to 1).
+    index paths of what triton folded into constants (constexprs, None, ints equal to 1):
+    (i,) for the i-th parameter, (i, j, ...) for a leaf of a tuple argument.
 
     Symbolic scalars become 2: not 1 (which triton would specialise into a constant) and
     not a multiple of 16, so the TTIR covers every value the symbol can take.
@@ -803,8 +804,9 @@ def generate_ttir_text(kernel: Any, args: dict[str, Any]) -> tuple[str, set[int]
         if name in {p.name for p in kernel_params(kernel)}
     }
     module, info = generate_ttir_module(kernel, concrete)
-    # triton 3.6-3.9 key constexprs by index path: (i,) for a top-level parameter.
-    folded = {path[0] for path in info["constexprs"] if isinstance(path, tuple) and len(path) == 1}
+    # triton 3.6-3.9 key constexprs by index path: (i,) for a top-level parameter, (i, j, ...)
+    # for a leaf of a tuple argument.
+    folded = {path for path in info["constexprs"] if isinstance(path, tuple)}
     return str(module), folded
 
 

@@ -208,10 +208,11 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
     names = ttir_argument_names(base, args, folded)
     if len(names) != len(entry.params):
         raise NoProof("the kernel's TTIR parameters could not be matched to its arguments")
-    if output not in names:
-        raise NoProof(f"{output} is not a parameter of the kernel's TTIR")
-    if read is not None and read not in names:
-        raise NoProof(f"{read} is not a parameter of the kernel's TTIR")
+    # Each must be one TTIR parameter (a tuple argument is several, each named by the tuple).
+    if names.count(output) != 1:
+        raise NoProof(f"{output} is not one parameter of the kernel's TTIR")
+    if read is not None and names.count(read) != 1:
+        raise NoProof(f"{read} is not one parameter of the kernel's TTIR")
     program = _Program(_Inliner(functions).inlined(entry), names.index(output), access,
                        names.index(read) if read is not None else None)
     params = {}
