@@ -393,6 +393,27 @@ def test_a_bool_sum_is_a_bool_before_it_is_converted():
     assert same_bits(fused, f(a, b))
 
 
+@triton.jit
+def bool_plus_itself_kernel(x_ptr, out_ptr, n, OTHER: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + offs, mask=offs < n, other=OTHER)
+    tl.store(out_ptr + offs, (a + a).to(tl.int8))  # 1-bit arithmetic: True + True wraps to False
+
+
+@pytest.mark.parametrize("other", [0, 1, 7])
+def test_a_bool_prologue_into_a_load_with_other_keeps_1_bit_arithmetic(other):
+    """Fusion hunt 7 (triton 3.9's interpreter): the fused `other` of a bool load held int8
+    data, which made the loaded values int8 too, so True + True was 2 in every lane."""
+    def f(x):
+        out = torch.empty(32, device=x.device, dtype=torch.int8)
+        wrap_triton(bool_plus_itself_kernel)[(1,)](x > 0, out, x.numel(), OTHER=other, BLOCK=32)
+        return out
+
+    x = torch.tensor([1.0, -1.0, 0.0, 2.0] * 5, device=DEVICE)  # 20 of 32 lanes loaded
+    check_exact(f, x, expect_fused=True)
+    assert compiled(f, x, fusion=True)[0].tolist() == [0] * 32
+
+
 def test_a_value_minus_itself_keeps_nan_and_inf(caplog):
     """x - x is NaN for NaN and inf; inductor (torch 2.13) writes it with libdevice.isnan /
     isinf, which triton's interpreter does not have: there it is not fused (seed 5, #5266)."""

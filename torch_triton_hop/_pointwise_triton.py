@@ -380,11 +380,12 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
     if kind == "prologue":
         # A masked load gives `other` where its mask is off, and 0 without one (on a GPU and in
         # the interpreter alike): never what the prologue computes from the operands there.
+        other = _as_a_load_converts("other", result_dtype, "offset.shape" if target == "interpreter" else None)
         body += ["if mask is not None:",
                  "    if other is not None:",
                  # tl.load converts other to the pointer's element type first: a float other of
                  # an integer load must not promote the loaded values to float.
-                 f"        result = tl.where(mask, result, {_as_a_load_converts('other', result_dtype)})",
+                 f"        result = tl.where(mask, result, {other})",
                  "    else:",
                  "        result = tl.where(mask, result, tl.zeros_like(result))"]
         if target == "gpu":
@@ -529,11 +530,20 @@ def _as_a_store_converts(value: str, dtype: torch.dtype) -> str:
     return value
 
 
-def _as_a_load_converts(other: str, dtype: torch.dtype) -> str:
+def _as_a_load_converts(other: str, dtype: torch.dtype, block_shape: str | None = None) -> str:
     """A masked load's `other` as tl.load converts it for a tensor of `dtype`: for a bool
-    tensor, to int8 first, then read as a bool (other=0.5 is False)."""
+    tensor, to int8 first, then read as a bool (other=0.5 is False).
+
+    block_shape (the interpreter's helpers): a bool is converted as a block of that shape.
+    triton's interpreter (seen on 3.9) gives a scalar converted to int1 its source's data (an int8
+    7 stays 7, splatted or not) and types a select by its last operand, so the kernel's 1-bit
+    arithmetic on the loaded value stopped wrapping (True + True was 2, not 0; fusion hunt 7).
+    A block's conversion holds int1's own data."""
     if dtype == torch.bool:
-        return f"tl.cast(tl.cast({other}, tl.int8), tl.int1)"
+        as_int8 = f"tl.cast({other}, tl.int8)"
+        if block_shape is not None:
+            as_int8 = f"tl.broadcast_to({as_int8}, {block_shape})"
+        return f"tl.cast({as_int8}, tl.int1)"
     return f"tl.cast({other}, {TRITON_DTYPES[dtype]})"
 
 
