@@ -317,6 +317,29 @@ def test_a_tuple_argument_is_analysed_leaf_by_leaf():
 
 
 @triton.jit
+def _copy_in_static_blocks(x_ptr, out_ptr, N: tl.constexpr, BLOCK: tl.constexpr):
+    for i in tl.static_range(triton.cdiv(N, BLOCK)):  # a constexpr_function where a constexpr is needed
+        offs = i * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < N), mask=offs < N)
+
+
+def test_a_constexpr_function_in_static_range_is_analysed():
+    """Under TRITON_INTERPRET=1 triton's constexpr_function (triton.cdiv) returns a plain int,
+    and the TTIR of this kernel failed to generate: every tensor was taken as written, and a
+    launch reading a tensor saved for backward made backward raise (Liger's fused MoE)."""
+    x = torch.randn(40)
+    accesses = identify_accessed_tensors(_copy_in_static_blocks, {"x_ptr": x, "out_ptr": torch.empty_like(x),
+                                                                  "N": 40, "BLOCK": 16})
+    assert accesses.fallback_reason is None
+    assert (accesses.reads, accesses.writes) == (["x_ptr"], ["out_ptr"])
+    x.requires_grad_()
+    y = x.sin()  # saves x
+    wrap_triton(_copy_in_static_blocks)[(1,)](x.detach(), torch.empty_like(y), N=40, BLOCK=16)
+    y.sum().backward()
+    assert triton.knobs.runtime.interpret == (os.environ.get("TRITON_INTERPRET") == "1")
+
+
+@triton.jit
 def _product_to_half(x_ptr, c_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     mask = offs < n

@@ -412,6 +412,12 @@ def _call_make_ir(src, target, options, backend, context):
 # function referenced: _new_static_assert", and every tensor argument was taken as
 # written). For those the values triton.language held when this package was imported are
 # put back; a value the interpreter made is recognised by its module.
+# The interpreter's knob is turned off as well: with it on, a constexpr_function (triton.cdiv,
+# ...) returns a plain int, and `tl.static_range(triton.cdiv(N, BLOCK))` failed to generate
+# (Liger's fused MoE; a helper's library sweep, thirty-third session), so every tensor
+# argument was taken as written. triton 3.6-3.9 read knobs.runtime.interpret through a
+# descriptor that prefers the instance's __dict__; setting it there leaves TRITON_INTERPRET in
+# the environment alone (the knob's own setter would write it).
 
 _PATCHED_LAMBDA = "_patch_attr.<locals>.<lambda>"
 _UNPATCH_LOCK = threading.RLock()
@@ -465,9 +471,16 @@ def _interpreter_patches_undone():
                         delattr(owner, name)
                     else:
                         setattr(owner, name, original)
+        runtime = triton.knobs.runtime
+        interpret = runtime.__dict__.get("interpret", _MISSING)
+        runtime.__dict__["interpret"] = False
         try:
             yield
         finally:
+            if interpret is _MISSING:
+                runtime.__dict__.pop("interpret", None)
+            else:
+                runtime.__dict__["interpret"] = interpret
             for owner, name, value in undone:
                 setattr(owner, name, value)
 
