@@ -412,12 +412,14 @@ def _call_make_ir(src, target, options, backend, context):
 # function referenced: _new_static_assert", and every tensor argument was taken as
 # written). For those the values triton.language held when this package was imported are
 # put back; a value the interpreter made is recognised by its module.
-# The interpreter's knob is turned off as well: with it on, a constexpr_function (triton.cdiv,
-# ...) returns a plain int, and `tl.static_range(triton.cdiv(N, BLOCK))` failed to generate
-# (Liger's fused MoE; a helper's library sweep, thirty-third session), so every tensor
-# argument was taken as written. triton 3.6-3.9 read knobs.runtime.interpret through a
-# descriptor that prefers the instance's __dict__; setting it there leaves TRITON_INTERPRET in
-# the environment alone (the knob's own setter would write it).
+# A constexpr_function (triton.cdiv, ...) called by the code generator returns a plain int,
+# not a constexpr, while triton's interpret knob is on (triton 3.6-3.9,
+# runtime/jit.py ConstexprFunction.__call__), so `tl.static_range(triton.cdiv(N, BLOCK))`
+# failed to generate (Liger's fused MoE; a library sweep, thirty-third session) and every
+# tensor argument was taken as written. While TTIR is generated its __call__ returns a
+# constexpr to the compiler's semantic. The knob itself stays on: kernels the interpreter
+# runs in other threads meanwhile (the fusion's checks) read it, and flipping it (or adding
+# and removing it in the knobs' __dict__, which triton iterates) broke them.
 
 _PATCHED_LAMBDA = "_patch_attr.<locals>.<lambda>"
 _UNPATCH_LOCK = threading.RLock()
@@ -471,18 +473,31 @@ def _interpreter_patches_undone():
                         delattr(owner, name)
                     else:
                         setattr(owner, name, original)
-        runtime = triton.knobs.runtime
-        interpret = runtime.__dict__.get("interpret", _MISSING)
-        runtime.__dict__["interpret"] = False
+        constexpr_function = getattr(_jit_mod, "ConstexprFunction", None)
+        if constexpr_function is not None:
+            undone.append((constexpr_function, "__call__", constexpr_function.__call__))
+            constexpr_function.__call__ = _constexpr_function_call(constexpr_function.__call__)
         try:
             yield
         finally:
-            if interpret is _MISSING:
-                runtime.__dict__.pop("interpret", None)
-            else:
-                runtime.__dict__["interpret"] = interpret
             for owner, name, value in undone:
                 setattr(owner, name, value)
+
+
+def _constexpr_function_call(call: Any) -> Any:
+    """ConstexprFunction.__call__ that gives the code generator a constexpr whatever the
+    interpreter's knob says (see the note above); the interpreter's own calls (its semantic's
+    builder is not the compiler's) get what they got."""
+    from triton._C.libtriton import ir
+
+    def __call__(self, *args, _semantic=None, **kwargs):
+        result = call(self, *args, _semantic=_semantic, **kwargs)
+        if (_semantic is not None and isinstance(getattr(_semantic, "builder", None), ir.builder)
+                and not isinstance(result, triton.language.constexpr)):
+            return triton.language.constexpr(result)
+        return result
+
+    return __call__
 
 
 def generate_ttir_module(fn, args: dict, *, target=None, options: Optional[dict] = None, assume_aligned=True,
