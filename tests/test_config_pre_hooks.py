@@ -27,9 +27,14 @@ _sum_zeroing_first = triton.autotune(
      triton.Config({"BLOCK": 32}, pre_hook=_init_to_zero(["acc_ptr", "count_ptr"]))], key=["n"])(_sum_with_atomics)
 
 
+# Wrapped outside the compiled function: on a GPU, Dynamo refuses a raw kernel whose configs
+# have pre_hooks before wrap_triton sees it (test below).
+_sum_zeroing_first_wrapped = wrap_triton(_sum_zeroing_first)
+
+
 def _sum_twice(x, count):
     acc = torch.full((1,), 123.0, device=x.device)  # the hook must zero it, before each launch
-    launch = wrap_triton(_sum_zeroing_first)[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)]
+    launch = _sum_zeroing_first_wrapped[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)]
     launch(x, acc, count, x.numel())
     first = acc * 2  # an epilogue (not fused: the hook writes acc)
     launch(x, acc, count, x.numel())
@@ -66,3 +71,22 @@ def test_a_config_pre_hook_that_zeroes_arguments_runs_before_every_launch(mode, 
     assert (first.item(), second.item()) == (2 * 780.0, 781.0)
     if count:  # zeroed, then one per program of the chosen config
         assert counter.item() in (triton.cdiv(40, 16), triton.cdiv(40, 32))
+
+
+def test_a_kernel_with_pre_hooks_wrapped_inside_the_compiled_function_is_refused_on_a_gpu():
+    """Found on an H100 (thirty-third session): where Dynamo holds raw kernels as its own
+    TritonKernelVariable (a GPU), it refuses one whose configs have pre_hooks as it reads the
+    kernel, before `wrap_triton(kernel)` in the compiled function runs; the wrapper must be
+    made outside it (as above). The refusal names the pre_hook."""
+    from torch_triton_hop._compat_dynamo import raw_kernels_as_on_a_gpu
+
+    def sum_once(x):
+        acc = torch.empty(1, device=x.device)
+        wrap_triton(_sum_zeroing_first)[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](x, acc, None,
+                                                                                               x.numel())
+        return acc
+
+    x = torch.arange(40, dtype=torch.float32, device=DEVICE)
+    torch._dynamo.reset()
+    with raw_kernels_as_on_a_gpu(), pytest.raises(torch._dynamo.exc.Unsupported, match="pre_hook"):
+        torch.compile(sum_once, fullgraph=True, backend="aot_eager")(x)

@@ -273,6 +273,6 @@ def test_compile_autotuned_descriptors(backend):
 @needs_tma_gpu
 def test_aotinductor_refuses_per_config_block_shapes_saying_why():
     ep = torch.export.export(ScaleAutotuned(), (rand(80, BLOCK_N),), strict=False)
-    with pytest.raises(Exception, match="pre_hooks set descriptor block shapes, which inductor's generated launch "
-                       "cannot take, and AOTInductor / cpp_wrapper code cannot call a Python kernel"):
+    with pytest.raises(Exception, match="pre_hooks set descriptor block shapes or zero arguments, which inductor's "
+                       "generated launch cannot do, and AOTInductor / cpp_wrapper code cannot call a Python kernel"):
         torch._inductor.aoti_compile_and_package(ep)
