@@ -410,8 +410,9 @@ def test_a_bool_prologue_into_a_load_with_other_keeps_1_bit_arithmetic(other):
         return out
 
     x = torch.tensor([1.0, -1.0, 0.0, 2.0] * 5, device=DEVICE)  # 20 of 32 lanes loaded
+    # Against the unfused program on the same triton: before 3.9 the interpreter's int1 add
+    # does not wrap (True + True is True), on a GPU and on 3.9's interpreter it does.
     check_exact(f, x, expect_fused=True)
-    assert compiled(f, x, fusion=True)[0].tolist() == [0] * 32
 
 
 def test_a_value_minus_itself_keeps_nan_and_inf(caplog):
