@@ -18,7 +18,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from torch_triton_hop import wrap_triton
 from torch_triton_hop._compat_dynamo import nested_regions_keep_kernel_writes, raw_kernels_as_on_a_gpu
 
-from core_kernels import add_kernel, add_autotuned, mul_kernel, scale_inplace
+from core_kernels import add_autotuned, add_heuristics_above, add_kernel, mul_kernel, scale_inplace
 
 # Capture on CPU tensors under the interpreter; the classes marked any_device run on a GPU too
 # (the kernels the compiled code launches, Dynamo's own variable for raw kernels there).
@@ -366,6 +366,38 @@ class TestCompiledCodeLaunchesTheKernelOfTheCall(TestCase):
         torch.testing.assert_close(compiled(wrap_triton(add_kernel, writes=["out_ptr"]), self.x, self.y), self.x + self.y)
         self.assertEqual(backend.graphs, 2)
 
+
+def launch_in_a_frame_dynamo_skips(kernel, x, y, block=16):
+    torch._dynamo.skip_frame()  # what Dynamo does to a frame it gives up on ("falling back to eager")
+    out = torch.empty_like(x)
+    meta = {} if block is None else {"BLOCK": block}
+    kernel[lambda meta: ((meta["n"] + meta["BLOCK"] - 1) // meta["BLOCK"],)](x, y, out, x.numel(), **meta)
+    return out
+
+
+def launch_from_a_skipped_frame(kernel, x, y, block=16):
+    return launch_in_a_frame_dynamo_skips(kernel, x, y, block) * 2
+
+
+@pytest.mark.any_device
+class TestALaunchInCodeDynamoRunsAsPythonIsNotCompiled(TestCase):
+    """Where Dynamo gives up on a frame, the frame runs as Python, and each function it calls is
+    a new frame for Dynamo to compile. The eager launch is not compiled: before, Dynamo traced
+    the package and triton (its interpreter raised; on a GPU the launch machinery was traced)."""
+
+    def setUp(self):
+        torch._dynamo.reset()
+        self.x, self.y = X.to(DEVICE), Y.to(DEVICE)
+
+    def test_plain_autotuned_and_heuristics_kernels(self):
+        for kernel, block in [(add_kernel, 16), (add_autotuned, None), (add_heuristics_above, None)]:
+            torch._dynamo.reset()
+            backend = CountingBackend()
+            compiled = torch.compile(launch_from_a_skipped_frame, backend=backend)
+            for _ in range(2):  # the first launch, then the generated fast launch
+                torch.testing.assert_close(compiled(wrap_triton(kernel), self.x, self.y, block),
+                                           (self.x + self.y) * 2)
+            self.assertEqual(backend.graphs, 1)  # `* 2`, and nothing of the launch
 
 SHIFT = 1
 

@@ -129,6 +129,15 @@ def test_a_descriptor_that_is_not_its_tensors_shape_is_refused():
         make_fx(fn)(x)
 
 
+def test_compile_without_fullgraph_gives_the_programs_result():
+    """On CPU Dynamo breaks the graph at TensorDescriptor.from_tensor and runs that code as
+    Python, the launch included (before, it traced into triton's interpreter and raised
+    InternalTorchDynamoError); on a GPU it builds the descriptors in the graph."""
+    torch._dynamo.reset()
+    x, y = rand(40, BLOCK_N), rand(40, BLOCK_N)
+    torch.testing.assert_close(torch.compile(ScaleThenAdd())(x, y), reference(x, y))
+
+
 # --- torch.compile: Dynamo models TensorDescriptor.from_tensor on sm90+ GPUs only ---------
 
 def _tma_gpu():

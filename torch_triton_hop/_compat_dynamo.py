@@ -6,11 +6,29 @@ Each function says which torch versions need it; supported: torch 2.11-2.13.
 from __future__ import annotations
 
 import contextlib
+import functools
 from typing import Any, Iterator, NamedTuple
 
 __all__ = ["observed_key_error", "observed_exception_argument", "untraceable_errors", "Index", "Key",
            "guard_identity", "guard_constant", "guard_length", "raw_kernels_as_on_a_gpu", "enclosing_bodies",
-           "nested_regions_keep_kernel_writes"]
+           "nested_regions_keep_kernel_writes", "never_compiled"]
+
+
+def never_compiled(function: Any) -> None:
+    """Dynamo never compiles a frame of `function`, nor any frame it calls, when one starts as a
+    frame of its own (in code that Dynamo gave up on and runs eagerly); tracing that inlines
+    `function` is unaffected. Costs nothing when nothing is being compiled.
+
+    torch 2.11-2.13: torch._C._dynamo.eval_frame.set_code_exec_strategy with
+    _FrameExecStrategy(SKIP, SKIP), what ConvertFrameReturn gives a frame to run as Python
+    (torch.compiler.disable would wrap every call, and import Dynamo).
+    """
+    from torch._C._dynamo.eval_frame import _FrameAction, _FrameExecStrategy, set_code_exec_strategy
+
+    while isinstance(function, functools.partial):
+        function = function.func
+    set_code_exec_strategy(getattr(function, "__func__", function).__code__,
+                           _FrameExecStrategy(_FrameAction.SKIP, _FrameAction.SKIP))
 
 
 def observed_key_error() -> type[BaseException]:

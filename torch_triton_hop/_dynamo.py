@@ -19,6 +19,11 @@
 # holds a raw JITFunction / Autotuner as its TritonKernelVariable, which has no Python
 # attributes: TritonKernelWrapper.__init__ must not look at the kernel while Dynamo traces it
 # (issue 24; _compat_dynamo.raw_kernels_as_on_a_gpu reproduces that on CPU).
+# Where Dynamo gives up on a frame ("falling back to eager"), the frame runs as Python but
+# each function it calls is a new frame Dynamo tries to compile: the eager launch
+# (`_first_launch`, the generated fast launch) is marked never to be compiled, with all it
+# calls, or Dynamo traced into triton (its interpreter raised InternalTorchDynamoError on a
+# host TensorDescriptor made in the compiled function, on CPU).
 """
 
 from __future__ import annotations
@@ -52,17 +57,11 @@ class _DynamoEntry(_compat.HigherOrderOperator):
 dynamo_entry = _DynamoEntry()
 
 
-def _run_eagerly_where_dynamo_breaks_the_graph() -> None:
-    """Where _entry_call_function refuses a launch without fullgraph, Dynamo breaks the graph and
-    runs ``dynamo_entry(...)`` itself. That call must launch eagerly. Left to Dynamo, its frames
-    were compiled again: ``wrapper[grid]`` saw Dynamo compiling, gave ``dynamo_entry`` back, and
-    the refused launch recursed until Python's limit (a RecursionError instead of the graph
-    break). Disabled here, at the first capture (torch.compiler.disable imports Dynamo, which
-    importing this package must not), the call and everything under it run as Python."""
-    if not getattr(_DynamoEntry.__call__, "_torch_triton_hop_eager", False):
-        call = torch.compiler.disable(_DynamoEntry.__call__)
-        call._torch_triton_hop_eager = True
-        _DynamoEntry.__call__ = call
+# Where _entry_call_function refuses a launch without fullgraph, Dynamo breaks the graph and
+# runs ``dynamo_entry(...)`` itself. That call must launch eagerly. Left to Dynamo, its frames
+# were compiled again: ``wrapper[grid]`` saw Dynamo compiling, gave ``dynamo_entry`` back, and
+# the refused launch recursed until Python's limit (a RecursionError instead of the graph break).
+_compat_dynamo.never_compiled(_DynamoEntry.__call__)
 
 
 def _described(value: Any) -> Any:
@@ -441,7 +440,6 @@ def _refuse_non_kernel(type_name: str) -> NoReturn:
 
 
 def _entry_call_function(tx: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    _run_eagerly_where_dynamo_breaks_the_graph()
     wrapper_vt, grid_vt, *kernel_args = args
     kernel, writes, interpreter_config = _wrapped_kernel(tx, wrapper_vt)
     if not _compat.is_triton_kernel(kernel):

@@ -12,7 +12,7 @@ import torch
 # code also reaches (torch, functools) costs a Python-level guard on every compiled call.
 from torch.compiler import is_dynamo_compiling
 
-from . import _compat
+from . import _compat, _compat_dynamo
 from ._dynamo import dynamo_entry
 from ._fast_launch import fast_launcher
 from ._hopifier import check_eager_grid, check_eager_launch, no_grid_error, tracing_hopifier
@@ -195,8 +195,13 @@ def _build_launch(wrapper: TritonKernelWrapper, **options: Any) -> Any:
     launcher = fast_launcher(wrapper.kernel, fallback=partial(_launch_slowly, wrapper), user_kernel=wrapper,
                              **options) if wrapper.launch_directly else None
     wrapper.fast_launch = launcher.launch if launcher is not None else partial(_launch_slowly_called, wrapper)
+    _compat_dynamo.never_compiled(wrapper.fast_launch)  # See [Note: How Dynamo meets a wrapped kernel]
     return wrapper.fast_launch
 
+
+# The eager launch, where code Dynamo gave up on calls it, runs as Python; the generated fast
+# launch is marked where it is made (_build_launch). See [Note: How Dynamo meets a wrapped kernel].
+_compat_dynamo.never_compiled(TritonKernelWrapper._first_launch)
 
 _REFUSED = object()
 
