@@ -731,11 +731,8 @@ class _Square(torch.autograd.Function):
         return _mul(x, grad * 2)
 
 
-@pytest.mark.parametrize("fusion", [True, False])
-def test_with_fusion_the_partitioner_recomputes_a_backward_launch_input_instead_of_saving_it(fusion, monkeypatch):
-    """A pointwise value a backward launch reads (x = a * 2 + 1) is recomputed in the backward,
-    as for inductor's own kernels, instead of saved: the backward keeps the forward's input.
-    See [Note: The partitioner and prologue fusion]."""
+def _saved_for_backward(step, a):
+    """The names of the values the compiled step's forward saves for its backward."""
     from functorch.compile import make_boxed_func
     from torch._dynamo.backends.common import aot_autograd
     from torch._functorch.partitioners import min_cut_rematerialization_partition
@@ -749,15 +746,59 @@ def test_with_fusion_the_partitioner_recomputes_a_backward_launch_input_instead_
 
     backend = aot_autograd(fw_compiler=lambda gm, _: make_boxed_func(gm), bw_compiler=backward_compiler,
                            partition_fn=min_cut_rematerialization_partition)
+    torch._dynamo.reset()
+    torch.compile(step, backend=backend, fullgraph=True)(a).backward()
+    return saved
 
+
+class _TimesSaved(torch.autograd.Function):
+    """A kernel's copy of x, whose backward multiplies the gradient by x before its kernel."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _mul(x, torch.ones_like(x))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return _mul(grad * x, torch.ones_like(x))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_a_launch_input_narrower_than_fp32_is_saved_as_with_fusion_off(dtype, monkeypatch):
+    """An fp16 / bf16 pointwise value a launch reads is saved, not recomputed: recomputed, the
+    backward's inductor kernel computed grad * (x + w) without rounding x + w to the dtype, so
+    the gradients differed from fusion off's (fusion hunt 8). See [Note: The partitioner and prologue fusion]."""
+    def step(x, w):
+        return _TimesSaved.apply(_TimesSaved.apply(x + w) * w).sum()
+
+    generator = torch.Generator().manual_seed(0)
+    x, w = ((torch.rand(64, generator=generator) * 8 - 4).to(DEVICE, dtype) for _ in range(2))
+    monkeypatch.setattr(torch_triton_hop.config, "fusion", True)
+    assert "add" in _saved_for_backward(lambda a: step(a, w), x.clone().requires_grad_(True))
+    gradients = {}
+    for fusion in (False, True):
+        monkeypatch.setattr(torch_triton_hop.config, "fusion", fusion)
+        torch._dynamo.reset()
+        a, b = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+        torch.compile(step, fullgraph=True)(a, b).backward()
+        gradients[fusion] = (a.grad, b.grad)
+    for off, on in zip(gradients[False], gradients[True]):
+        assert torch.equal(off, on)
+
+
+@pytest.mark.parametrize("fusion", [True, False])
+def test_with_fusion_the_partitioner_recomputes_a_backward_launch_input_instead_of_saving_it(fusion, monkeypatch):
+    """A pointwise value a backward launch reads (x = a * 2 + 1) is recomputed in the backward,
+    as for inductor's own kernels, instead of saved: the backward keeps the forward's input.
+    See [Note: The partitioner and prologue fusion]."""
     def step(a):
         return _Square.apply(a * 2 + 1).sum()
 
     a = torch.randn(100, device=DEVICE, requires_grad=True)
     monkeypatch.setattr(torch_triton_hop.config, "fusion", fusion)
-    torch._dynamo.reset()
-    torch.compile(step, backend=backend, fullgraph=True)(a).backward()
-    assert saved == (["primals_1"] if fusion else ["add"])
+    assert _saved_for_backward(step, a) == (["primals_1"] if fusion else ["add"])
     expected, = torch.autograd.grad(step(a), a)
     got, = torch.autograd.grad(compiled(step, a)[0], a)  # inductor
     assert torch.equal(got, expected)

@@ -62,7 +62,7 @@ def register_post_grad_graph_pass(target: Any, handler: Any) -> None:
 
 def declare_fusible_consumer(target: Any, enabled: Any) -> None:
     """Tell AOTAutograd's min-cut partitioner that a pointwise producer of an input of a
-    `target` node fuses into that node, while `enabled()` is true when it partitions.
+    `target` node fuses into that node, where `enabled(node)` is true when it partitions.
 
     torch 2.11-2.13: the partitioner (torch/_functorch/partitioners.py) asks
     ``OpTypes.is_fusible(node)`` of a producer and of its consumer to decide whether a value
@@ -83,7 +83,7 @@ def declare_fusible_consumer(target: Any, enabled: Any) -> None:
 
         def is_fusible(self: Any, node: Any) -> bool:
             when = consumers.get(node.target) if node.op == "call_function" else None
-            return (when is not None and when()) or original(self, node)
+            return (when is not None and when(node)) or original(self, node)
 
         is_fusible.__wrapped__ = original  # type: ignore[attr-defined]
         is_fusible._torch_triton_hop_consumers = consumers  # type: ignore[attr-defined]

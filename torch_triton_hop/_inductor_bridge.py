@@ -79,7 +79,7 @@ def register() -> None:
         _compat_inductor.register_inductor_lowering(triton_kernel_wrapper_mutation, _lower_mutation)
         _compat_inductor.register_inductor_lowering(triton_kernel_wrapper_functional, _lower_functional)
         _compat_inductor.register_post_grad_graph_pass(triton_kernel_wrapper_functional, _reinplace_match)
-        _compat_inductor.declare_fusible_consumer(triton_kernel_wrapper_functional, lambda: config.fusion)
+        _compat_inductor.declare_fusible_consumer(triton_kernel_wrapper_functional, _a_fusible_consumer)
         _registered = True
 
 
@@ -101,6 +101,23 @@ def register() -> None:
 # [Note: Fusing pointwise code into user kernels]), the value is recomputed by a separate
 # inductor kernel, the trade plain PyTorch makes for its own non-fusible consumers. The
 # recomputation runs the same aten ops on the same saved values, as it does for plain code.
+# Not for a launch that reads a float narrower than fp32 (fp16, bf16, fp8): a recomputed
+# value of such a dtype is rounded where the forward stores it, but inductor's kernels that
+# fuse it in the backward compute on without rounding it (as they do for their own
+# intermediates), so the gradients differed from the program compiled with fusion off
+# (fusion hunt 8: an fp16 `x + w` saved by an autograd.Function around a kernel). Saved
+# instead, as with fusion off; a prologue fused into the forward launch stores it too.
+
+
+def _a_fusible_consumer(node: Any) -> bool:
+    """Whether the partitioner may count `node` (a functional launch) as a consumer its
+    pointwise producers fuse into. See [Note: The partitioner and prologue fusion]."""
+    if not config.fusion:
+        return False
+    values = [value.meta.get("val") for value in node.kwargs.get("kwargs", {}).values()
+              if isinstance(value, torch.fx.Node)]
+    return not any(isinstance(value, torch.Tensor) and value.dtype.is_floating_point and value.dtype.itemsize < 4
+                   for value in values)
 
 
 # --- post-grad pass ----------------------------------------------------------------------
