@@ -134,6 +134,31 @@ def test_an_edited_key_does_not_reach_a_modules_lazy_attributes(tmp_path):
     assert not reached
 
 
+def test_an_edited_digest_runs_no_code_of_the_modules_other_objects(tmp_path):
+    """Looking for the kernel among a module's globals (it may be bound to another name) reads
+    none of their attributes: a global whose class has a __getattr__ (a proxy, a lazy loader)
+    or a property is not run."""
+    (tmp_path / "module_with_proxies.py").write_text(textwrap.dedent(f"""
+        from marker_kernels import add_one
+
+        class Proxy:
+            def __getattr__(self, name):
+                open({str(tmp_path / "ran.txt")!r}, "a").write(name)
+                raise AttributeError(name)
+
+            @property
+            def __wrapped_triton_kernel__(self):
+                open({str(tmp_path / "ran.txt")!r}, "a").write("property")
+                return add_one
+
+        proxy = Proxy()
+    """))
+    path = save(tmp_path, edit_key=lambda key: "module_with_proxies:add_one@0000000000000000")
+    line, _ = load_and_run(tmp_path, path, "import module_with_proxies", {"PYTHONPATH": f"{HERE}:{tmp_path}"})
+    assert "module 'module_with_proxies' has no kernel 'add_one' whose source" in line
+    assert not (tmp_path / "ran.txt").exists()
+
+
 def test_an_edited_config_is_refused_before_anything_runs(tmp_path):
     """See [Note: Configs in a saved program are data]: triton.Config's ir_override would
     compile IR from a path the program names, in the verified kernel's place. (Other malformed

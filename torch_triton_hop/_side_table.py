@@ -43,6 +43,9 @@ __all__ = ["KernelSideTable", "kernel_side_table", "compute_kernel_key", "kernel
 # Objects that wrap a triton kernel (our TritonKernelWrapper) expose it under this name,
 # so the side table can resolve them without importing the wrapper module.
 WRAPPED_KERNEL_ATTRIBUTE = "__wrapped_triton_kernel__"
+# The types of such objects (_wrap adds TritonKernelWrapper): loading a program recognises a
+# wrapper among a module's globals by its type, without reading attributes of other objects.
+KERNEL_WRAPPER_TYPES: set[type] = set()
 
 _IN_PROCESS_PREFIX = "in-process:"
 _LAUNCHER_CACHE_SIZE = 256
@@ -486,8 +489,11 @@ class KernelSideTable:
             candidates.append(obj)
         candidates.extend(vars(module).values())  # a kernel bound to another name, e.g. k2 = autotune(...)(k)
         for candidate in candidates:
-            if _compat.is_triton_kernel(unwrap_user_object(candidate)) and compute_kernel_key(candidate) == key:
-                return candidate
+            # By type: reading an attribute of any other global could run its class's
+            # __getattr__ or properties, code the user did not ask to run.
+            if type(candidate) in KERNEL_WRAPPER_TYPES or _compat.is_triton_kernel(candidate):
+                if _compat.is_triton_kernel(unwrap_user_object(candidate)) and compute_kernel_key(candidate) == key:
+                    return candidate
         raise KernelResolutionError(
             f"wrap_triton: module {module_name!r} has no kernel {qualname!r} whose source (with the @triton.jit "
             f"functions it calls and the module constants they read) and autotune configs hash to {digest!r}: the kernel changed since the program was saved, or the program was edited. "

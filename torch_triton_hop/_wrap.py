@@ -17,7 +17,7 @@ from ._dynamo import dynamo_entry
 from ._fast_launch import fast_launcher
 from ._hopifier import check_eager_grid, check_eager_launch, no_grid_error, tracing_hopifier
 from ._hops import triton_kernel_wrapper_mutation
-from ._side_table import base_kernel, compute_kernel_key, kernel_side_table
+from ._side_table import KERNEL_WRAPPER_TYPES, base_kernel, compute_kernel_key, kernel_side_table
 from ._version_counters import bump_written
 from .errors import raise_unsupported, warn_at_user_code
 
@@ -198,6 +198,8 @@ def _build_launch(wrapper: TritonKernelWrapper, **options: Any) -> Any:
     _compat_dynamo.never_compiled(wrapper.fast_launch)  # See [Note: How Dynamo meets a wrapped kernel]
     return wrapper.fast_launch
 
+
+KERNEL_WRAPPER_TYPES.add(TritonKernelWrapper)
 
 # The eager launch, where code Dynamo gave up on calls it, runs as Python; the generated fast
 # launch is marked where it is made (_build_launch). See [Note: How Dynamo meets a wrapped kernel].
