@@ -529,8 +529,33 @@ def test_a_tuple_argument_runs_eagerly_and_is_refused_at_capture(mode):
 def test_a_numpy_array_argument_is_refused_eagerly():
     """Before: the interpreter's AttributeError("'numpy.ndarray' object has no attribute 'type'")."""
     x = torch.zeros(8)
-    with pytest.raises(UnsupportedTritonKernelError, match="argument 'x_ptr' of kernel 'add_one_fn' is a ndarray"):
+    with pytest.raises(UnsupportedTritonKernelError,
+                       match=r"argument 'x_ptr' of kernel 'add_one_fn' is a numpy ndarray, .*torch.from_numpy\(x_ptr\)"):
         add_one[(1,)](x.numpy(), torch.empty_like(x), 8, BLOCK=16)
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("mode", ["eager", "real", "fake", "compile"])
+@pytest.mark.parametrize("where", ["scalar", "constexpr"])
+def test_a_numpy_int_is_refused_in_every_mode_saying_to_pass_an_int(mode, where):
+    """triton takes a numpy int for no parameter ("cannot convert 8 of type numpy.int64").
+    Before, under torch.compile, Dynamo made it a tensor, which the kernel was analysed with
+    and launched with (triton's "invalid operands of type pointer<int64>"); elsewhere the
+    advice was torch.as_tensor(n), which fails the same way."""
+    import numpy as np
+
+    def f(x):
+        out = torch.empty_like(x)
+        if where == "scalar":
+            add_one[(1,)](x, out, np.int64(x.numel()), BLOCK=16)
+        else:
+            add_one[(1,)](x, out, x.numel(), BLOCK=np.int64(16))
+        return out
+
+    name = "n" if where == "scalar" else "BLOCK"
+    with refused(mode, rf"argument '{name}' of kernel 'add_one_fn' is a numpy (int64|value), which triton takes for "
+                       rf"no parameter\. Pass a Python number .*\(int\({name}\), or {name}\.item\(\)\)"):
+        run_in(mode, f, torch.zeros(8))
 
 
 @pytest.mark.interpreter

@@ -221,6 +221,15 @@ class DynamoTritonHOPifier(TritonHOPifier):
         vt = _compat.dynamo_variables()
         return isinstance(value, vt.TensorVariable) or isinstance(value, torch.Tensor)
 
+    def numpy_type(self, value: Any) -> str | None:
+        # Dynamo traces numpy values (np.int64(n), arrays) as tensors of its own kind.
+        vt = _compat.dynamo_variables()
+        if isinstance(value, vt.NumpyNdarrayVariable):
+            return "numpy value"
+        if isinstance(value, vt.VariableTracker):
+            return super().numpy_type(value.as_python_constant()) if value.is_python_constant() else None
+        return super().numpy_type(value)
+
     def is_host_tensor_descriptor(self, value: Any) -> bool:
         # vars() of the realized variable, not getattr: on a list or tuple variable `.value` is a
         # property that fails when an item is a tensor (a tuple argument); a wrapped object is an

@@ -114,6 +114,10 @@ class TritonHOPifier:
     def is_tensor(self, value: Any) -> bool:
         return isinstance(value, torch.Tensor)
 
+    def numpy_type(self, value: Any) -> str | None:
+        """The numpy type of a value triton takes for no parameter (np.int64, an ndarray), else None."""
+        return numpy_type(value)
+
     def split_tensor_descriptor(self, value: Any, name: str, kernel_name: str) -> tuple[Any, TensorDescriptorSpec]:
         """A host-side TensorDescriptor as (its tensor, what else it holds).
 
@@ -190,6 +194,10 @@ class TritonHOPifier:
         missing = missing_arguments(layers, {**positional, **call_kwargs})
         if missing:
             self.raise_unsupported(**missing_arguments_error(kernel_name, missing, param_names))
+        for name, value in {**positional, **call_kwargs}.items():
+            numpy_type_name = self.numpy_type(value)
+            if numpy_type_name is not None:  # triton fails on one, constexpr or not, with an error of its own
+                self.raise_unsupported(**numpy_argument_error(kernel_name, name, numpy_type_name))
         descriptors = {name: self.split_tensor_descriptor(value, name, kernel_name)
                        for name, value in {**positional, **call_kwargs}.items()
                        if self.is_host_tensor_descriptor(value)}
@@ -719,7 +727,26 @@ def argument_type_error(kernel_name: str, name: str, value: Any) -> dict[str, An
         "tensor (a pointer) or a scalar",
         why="A graph records tensors, ints, floats and bools; anything else would be baked in as a constant that "
         "a saved program cannot rebuild",
-        fix=f"Pass a torch.Tensor, e.g. torch.as_tensor({name}, device=...)",
+        fix=f"Pass a Python int, float or bool for a scalar parameter, a torch.Tensor for a pointer "
+        f"(torch.as_tensor({name}, device=...))",
+    )
+
+
+def numpy_type(value: Any) -> str | None:
+    """The name of a numpy value's type where triton takes it for no parameter, else None. A
+    numpy float64 is a Python float, which triton takes; an int64, a bool_ or an array are not
+    (triton: "cannot convert ... to tensor", "Unsupported type")."""
+    cls = type(value)
+    if cls.__module__ != "numpy" or isinstance(value, (int, float)):
+        return None
+    return f"numpy {cls.__name__}"
+
+
+def numpy_argument_error(kernel_name: str, name: str, type_name: str) -> dict[str, Any]:
+    return dict(
+        what=f"argument {name!r} of kernel {kernel_name!r} is a {type_name}, which triton takes for no parameter",
+        fix=f"Pass a Python number for a scalar or constexpr parameter (int({name}), or {name}.item()), a "
+        f"torch.Tensor for a pointer (torch.from_numpy({name}))",
     )
 
 
@@ -727,10 +754,7 @@ def _not_an_argument(value: Any) -> bool:
     """A value no triton launch takes for a non-constexpr parameter (triton fails on it with an
     AttributeError of its own); what it might take (tuples, descriptors, objects with a
     data_ptr) is left to triton."""
-    if isinstance(value, (str, bytes, list, dict, set, frozenset)):
-        return True
-    cls = type(value)
-    return cls.__module__ == "numpy" and cls.__name__ == "ndarray"
+    return isinstance(value, (str, bytes, list, dict, set, frozenset))
 
 
 def _int_like(size: Any) -> bool:
@@ -815,7 +839,12 @@ def check_eager_launch(kernel: Any, grid: Any, args: tuple[Any, ...], kwargs: di
     if tuned:
         raise_unsupported(**tuned_arguments_error(kernel_name, tuned))
     for name, is_constexpr in params:
-        if not is_constexpr and name in given and _not_an_argument(given[name]):
+        if name not in given:
+            continue
+        numpy_type_name = numpy_type(given[name])
+        if numpy_type_name is not None:
+            raise_unsupported(**numpy_argument_error(kernel_name, name, numpy_type_name))
+        if not is_constexpr and _not_an_argument(given[name]):
             raise_unsupported(**argument_type_error(kernel_name, name, given[name]))
     devices = {name: value.device for name, value in given.items() if isinstance(value, torch.Tensor)}
     error = device_error(kernel_name, devices, _compat.is_interpreted_kernel(base))
