@@ -346,6 +346,8 @@ BAD_GRIDS = {
     "int": (1, r"kernel 'add_one_fn': the grid must be a tuple .* \(got 1\)"),
     "floats": ((1.0,), r"kernel 'add_one_fn': the grid must be a tuple .* \(got [\[(]1\.0,?[)\]]\)"),
     "callable_floats": (lambda meta: (1.5,), r"kernel 'add_one_fn': the grid must be a tuple .* \(got [\[(]1\.5,?[)\]]\)"),
+    "callable_quotient": (lambda meta: (meta["n"] / meta["BLOCK"],),
+                          r"kernel 'add_one_fn': the grid must be a tuple .* \(got [\[(].*0\.5.*[)\]]\)"),
     "callable_none": (lambda meta: None, r"kernel 'add_one_fn': the grid must be a tuple .* callable returning one"),
     "rank0": ((), r"kernel 'add_one_fn': a grid of rank 0 \(got \(\)\)\. Use 1 to 3 dimensions"),
     "rank4": ((1, 1, 1, 1), r"kernel 'add_one_fn': a grid of rank 4 \(got \(1, 1, 1, 1\)\)"),

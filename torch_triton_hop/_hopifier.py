@@ -760,13 +760,23 @@ def _not_an_argument(value: Any) -> bool:
 def _int_like(size: Any) -> bool:
     if isinstance(size, (int, torch.SymInt)):
         return True
-    if isinstance(size, (float, str, bytes, torch.SymFloat)):
+    if isinstance(size, (float, str, bytes, torch.SymFloat)) or _float_valued(size):
         return False
     try:
         operator.index(size)  # numpy ints, 0-d integer tensors: triton's launchers take them
     except TypeError:
         return False
     return True
+
+
+def _float_valued(size: Any) -> bool:
+    """A tensor of a float dtype: torch's, or triton's (the interpreter hands a grid function
+    its scalar arguments as triton tensors, so meta["n"] / 64 is one, and it has __index__)."""
+    dtype = getattr(size, "dtype", None)
+    if isinstance(dtype, torch.dtype):
+        return dtype.is_floating_point or dtype.is_complex
+    is_floating = getattr(dtype, "is_floating", None)
+    return callable(is_floating) and bool(is_floating())
 
 
 def check_eager_grid(kernel_name: str, grid: Any) -> Any:
