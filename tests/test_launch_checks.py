@@ -376,6 +376,16 @@ def test_a_bad_grid_gets_our_error_under_torch_compile(name):
         run_in("compile", launch_with(grid, "x", "out", "n", BLOCK=16), torch.zeros(8))
 
 
+@pytest.mark.interpreter
+def test_eagerly_a_grid_function_reading_a_launch_option_says_triton_does_not_give_it():
+    """triton gives a plain kernel's grid function its arguments, not num_warps; before, the
+    advice was to pass num_warps to the launch, which it was."""
+    with refused("eager", r"raised KeyError\('num_warps'\): 'num_warps' is a launch option, which triton gives a "
+                          r"grid function only from an autotune config"):
+        run_in("eager", launch_with(lambda meta: (meta["num_warps"],), "x", "out", "n", BLOCK=16, num_warps=4),
+               torch.zeros(8))
+
+
 MISSING_N = (r"missing kernel arguments \['n'\] in a launch of kernel 'add_one_fn'\. .* Pass them by position or "
              r"by name \(its parameters are \['x_ptr', 'out_ptr', 'n', 'BLOCK'\]\)")
 

@@ -617,6 +617,12 @@ def grid_key_error(kernel_name: str, key: str | None, names: list[str]) -> dict[
     if key is None:
         return dict(what=f"the grid function of kernel {kernel_name!r} raised a KeyError for a name the launch "
                     "does not have", why=why, fix=f"Pass it to the launch if it is a parameter, or read one of {names}")
+    if key in LAUNCH_OPTION_NAMES:
+        return dict(
+            what=f"the grid function of kernel {kernel_name!r} raised KeyError({key!r}): {key!r} is a launch option, "
+            "which triton gives a grid function only from an autotune config",
+            why=why, fix=f"Compute the grid from the kernel's arguments {names}, or give {key!r} to the grid another way",
+        )
     return dict(
         what=f"the grid function of kernel {kernel_name!r} raised KeyError({key!r}), and {key!r} is no argument of "
         "the launch", why=why, fix=f"Pass {key!r} to the launch if it is a parameter, or read one of {names}",
