@@ -371,7 +371,9 @@ def launch_in_a_frame_dynamo_skips(kernel, x, y, block=16):
     torch._dynamo.skip_frame()  # what Dynamo does to a frame it gives up on ("falling back to eager")
     out = torch.empty_like(x)
     meta = {} if block is None else {"BLOCK": block}
-    kernel[lambda meta: ((meta["n"] + meta["BLOCK"] - 1) // meta["BLOCK"],)](x, y, out, x.numel(), **meta)
+    # A tuple for every BLOCK (16 or 32): a grid function's result is a 1-element array under
+    # triton 3.6's interpreter, which numpy >= 2.4 does not take as an index.
+    kernel[((x.numel() + 15) // 16,)](x, y, out, x.numel(), **meta)
     return out
 
 
