@@ -34,6 +34,17 @@ def test_eager_call_launches_without_hop_dispatch():
     torch.testing.assert_close(x, torch.full((8,), 6.0))
 
 
+def test_a_grid_function_computing_from_its_arguments_launches_eagerly():
+    """The interpreter gives a grid function the launch's scalars as triton tensors: the size it
+    computes is one, holding a 1-element array, which triton 3.6-3.8's interpreter cannot take
+    as an index with numpy >= 2.4 (raw triton fails there too); the launch takes it as an int."""
+    x = torch.randn(40)
+    out = torch.empty_like(x)
+    wrap_triton(K.add_kernel)[lambda meta: ((meta["n"] + meta["BLOCK"] - 1) // meta["BLOCK"],)](
+        x, x, out, x.numel(), BLOCK=16)
+    torch.testing.assert_close(out, 2 * x)
+
+
 class _Subclass(torch.Tensor):
     pass
 

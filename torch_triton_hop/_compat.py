@@ -355,6 +355,20 @@ def is_interpreted_kernel(kernel: Any) -> bool:
     return isinstance(kernel, InterpretedFunction)
 
 
+def interpreter_grid_size(size: Any) -> Any:
+    """A grid size that a grid function computed from the interpreter's arguments, as a Python
+    int; anything else as it is. The interpreter hands a grid function its scalar arguments as
+    triton tensors, so meta["n"] // 64 is one, holding a 1-element numpy array: triton 3.6-3.8
+    give it no __index__, and numpy >= 2.4 does not take it as one (its interpreter then fails
+    in range()). triton 3.6-3.9: tl.tensor.handle is the interpreter's TensorHandle, .data its array."""
+    import triton.language as tl
+
+    data = getattr(getattr(size, "handle", None), "data", None) if isinstance(size, tl.tensor) else None
+    if data is None or getattr(data, "size", None) != 1 or data.dtype.kind not in "iub":
+        return size
+    return int(data.reshape(()).item())
+
+
 def interpreter_library_missing() -> bool:
     """Whether triton's own @jit functions (tl.sum, tl.max, tl.cdiv, ...) were made for a GPU
     while kernels run on the interpreter: triton was imported before TRITON_INTERPRET=1 was

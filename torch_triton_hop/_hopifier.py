@@ -822,6 +822,8 @@ class _CheckedGridFunction:
             raise_unsupported(**grid_key_error(self.kernel_name, key, list(meta)))
         if result is None or callable(result):
             raise_unsupported(**grid_type_error(self.kernel_name, result))
+        if isinstance(result, (tuple, list)):
+            result = type(result)(_compat.interpreter_grid_size(size) for size in result)
         return check_eager_grid(self.kernel_name, result)
 
 
