@@ -10,6 +10,7 @@ Usage (device_runs.sh fusion_hunt runs the GPU one):
   python benchmarks/fusion_hunt.py --cpu           # CPU tensors under triton's interpreter (sets TRITON_INTERPRET=1)
   python benchmarks/fusion_hunt.py --dry-run       # list the cases, run nothing
   python benchmarks/fusion_hunt.py --only PATTERN  # only cases whose name contains PATTERN (repeatable)
+  python benchmarks/fusion_hunt.py --inductor-config emulate_precision_casts=True  # under an inductor setting
 
 Per case: eager, torch.compile(fullgraph=True) with torch_triton_hop.config.fusion off, then on;
 fused must equal unfused bit for bit (NaN == NaN). Prints `CASE name fused=<bool> ok=<bool> detail`
@@ -32,6 +33,8 @@ _ap.add_argument("--dry-run", action="store_true")
 _ap.add_argument("--only", action="append", default=[])
 _ap.add_argument("--skip", action="append", default=[])
 _ap.add_argument("--verbose", action="store_true")
+_ap.add_argument("--inductor-config", action="append", default=[], metavar="NAME=VALUE",
+                 help="an inductor setting for every compile, e.g. emulate_precision_casts=True (repeatable)")
 _ap.add_argument("--budget", type=float, default=None,
                  help="seconds after which no new case starts (default: 285 on a GPU, none on CPU)")
 ARGS, _ = _ap.parse_known_args()
@@ -48,6 +51,11 @@ import torch_triton_hop  # noqa: E402
 from torch_triton_hop import wrap_triton  # noqa: E402
 
 DEVICE = "cpu" if INTERPRET else "cuda"
+if ARGS.inductor_config:  # the fused and the unfused compile alike
+    import ast
+
+    torch._inductor.config.patch({name: ast.literal_eval(value) for name, value in
+                                  (setting.split("=", 1) for setting in ARGS.inductor_config)}).__enter__()
 GPU = not INTERPRET
 
 

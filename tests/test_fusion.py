@@ -802,3 +802,76 @@ def test_with_fusion_the_partitioner_recomputes_a_backward_launch_input_instead_
     expected, = torch.autograd.grad(step(a), a)
     got, = torch.autograd.grad(compiled(step, a)[0], a)  # inductor
     assert torch.equal(got, expected)
+
+
+# --- inductor's numerics settings ----------------------------------------------------------
+
+def _fused_and_unfused(f, *args, settings, monkeypatch):
+    """f compiled under the inductor `settings`, with fusion on (its code and log) and off."""
+    with torch._inductor.config.patch(settings):
+        out, code, log = compiled_with_log(f, *args)
+        monkeypatch.setattr(torch_triton_hop.config, "fusion", False)
+        unfused, unfused_code = compiled(f, *args)
+    monkeypatch.setattr(torch_triton_hop.config, "fusion", True)
+    assert fused_launches(unfused_code) == [] and len(user_launches(unfused_code)) == 1
+    return out, code, log, unfused
+
+
+def test_under_emulate_precision_casts_fused_bf16_arithmetic_rounds_each_op_as_eager():
+    """emulate_precision_casts makes inductor round each bf16 op's result to bf16, as eager
+    does, where it otherwise keeps fp32 between ops: a fused prologue rounds where inductor's
+    kernel would (it lowers each node as inductor does). See [Note: Inductor's numerics settings]."""
+    torch.manual_seed(0)
+    x, y = (torch.randn(64, 256, device=DEVICE).to(torch.bfloat16) for _ in range(2))
+
+    def f(x, y):
+        out = torch.empty(x.shape, device=x.device)
+        wrap_triton(F.add_in_fp32_kernel)[(triton.cdiv(x.numel(), 64),)](x * y * 3, y, out, x.numel(), BLOCK=64)
+        return out
+
+    with torch._inductor.config.patch(emulate_precision_casts=True):
+        out, code, log = compiled_with_log(f, x, y)
+    assert torch.equal(out, f(x, y))
+    if ON_GPU:
+        assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == [], log
+    else:  # bf16 arithmetic is fused on a GPU only
+        assert fused_launches(code) == [] and "computes in torch.bfloat16" in log, log
+
+
+def _subnormal_exp_data():
+    """exp of these is subnormal in fp32 (exp(-95) ~ 5.5e-42)."""
+    torch.manual_seed(0)
+    return torch.rand(64, 256, device=DEVICE) * -10 - 88, torch.zeros(64, 256, device=DEVICE)
+
+
+@pytest.mark.parametrize("setting, value, epilogue, data", [
+    # an add of a product, which inductor's kernels do not contract into an FMA under the setting
+    ("emulate_precision_casts", True, lambda out, w: out * w + 0.1,
+     lambda: (torch.randn(64, 256, device=DEVICE), torch.randn(64, 256, device=DEVICE))),
+    # the same with the product rounded to bf16 between, as the setting rounds it: LLVM still
+    # contracts the pair into one bf16 FMA
+    ("emulate_precision_casts", True, lambda out, w: (out.bfloat16() * w + 1).float(),
+     lambda: (torch.randn(64, 256, device=DEVICE), torch.randn(64, 256, device=DEVICE).bfloat16())),
+    # libdevice's exp of a subnormal result, which inductor's kernels do not flush under the setting
+    ("eager_numerics.disable_ftz", True, lambda out, w: torch.exp(out) + w, _subnormal_exp_data),
+    # fp16 arithmetic, which inductor's kernels compute in fp16 under the setting
+    ("triton.codegen_upcast_to_fp32", False, lambda out, w: (out.half() * 3 + w - 1).float(),
+     lambda: (torch.randn(64, 256, device=DEVICE), torch.randn(64, 256, device=DEVICE).half())),
+], ids=["emulate_precision_casts", "emulate_precision_casts_bf16", "disable_ftz", "no_upcast_to_fp32"])
+def test_under_inductors_numerics_settings_fused_code_computes_what_unfused_code_does(setting, value, epilogue, data,
+                                                                                         monkeypatch):
+    """Under these settings inductor compiles its own kernels without FMA contraction, without
+    flush to zero, or computing fp16 in fp16, and the user's kernel (fused or not) with
+    triton's defaults: an epilogue whose ops could round otherwise in the user's kernel stays
+    unfused, the result bit for bit the unfused program's. w is a graph input of the dtype the
+    epilogue reads, so that nothing but the setting leaves it unfused. See [Note: Inductor's
+    numerics settings]."""
+    x, w = data()
+
+    def f(x, w):
+        return epilogue(add(x, torch.zeros_like(x)), w)
+
+    out, code, log, unfused = _fused_and_unfused(f, x, w, settings={setting: value}, monkeypatch=monkeypatch)
+    assert torch.equal(out, unfused)
+    if ON_GPU:  # refused, saying why
+        assert setting in log, log

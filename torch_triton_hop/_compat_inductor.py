@@ -605,6 +605,42 @@ def lowering_graph(device: torch.device) -> Any:
         yield
 
 
+@contextlib.contextmanager
+def lowering_node(node: torch.fx.Node) -> Any:
+    """V.graph.current_node is `node` while it is lowered, as GraphLowering.run_node sets it.
+
+    torch 2.11-2.13: pointwise lowerings read the node (make_pointwise: the casts of
+    emulate_precision_casts, marked on the node by make_fx as low_precision_pointwise_barrier;
+    2.13: emulate_precision_casts_on_saved_tensors, from the node's users)."""
+    with _virtualized().graph.set_current_node(node):
+        yield
+
+
+def kernel_numerics_settings() -> list[str]:
+    """The inductor settings in force under which inductor compiles its own Triton kernels
+    with other options than triton's defaults, which a user's kernel (fused or not) is
+    compiled with (torch 2.11-2.13, TritonKernel.triton_meta_common):
+    emulate_precision_casts turns FMA contraction off (enable_fp_fusion=False, ptxas
+    --fmad=false), eager_numerics.disable_ftz turns libdevice's flush to zero off
+    (enable_reflect_ftz=False)."""
+    from torch._inductor import config
+
+    settings = []
+    if config.emulate_precision_casts:
+        settings.append("emulate_precision_casts")
+    if getattr(getattr(config, "eager_numerics", None), "disable_ftz", False):
+        settings.append("eager_numerics.disable_ftz")
+    return settings
+
+
+def upcasts_to_fp32() -> bool:
+    """Whether inductor's Triton code computes fp16 / bf16 values in fp32 (torch 2.11-2.13:
+    config.triton.codegen_upcast_to_fp32, on by default)."""
+    from torch._inductor import config
+
+    return bool(config.triton.codegen_upcast_to_fp32)
+
+
 def lowering_input(name: str, device: torch.device, dtype: torch.dtype, dim: int) -> Any:
     """A TensorBox of a graph input `name`: one element per lane (dim > 0) or a 0-d tensor."""
     ir = inductor_ir()

@@ -129,8 +129,11 @@ class _Emitter:
     ``tN = <the Triton text inductor emits for it>``; the same text again is the same
     variable (inductor's CSE does the same)."""
 
-    def __init__(self, target: str) -> None:
+    def __init__(self, target: str, exact_only: list[str] | None = None) -> None:
         self.target = target
+        # Inductor settings under which only ops every compile option rounds alike are fused
+        # (see [Note: Inductor's numerics settings]).
+        self.exact_only = exact_only or []
         self.lines: list[str] = []
         self.by_text: dict[str, Any] = {}
         self.inputs: dict[str, Any] = {}  # lowering input name -> variable
@@ -200,11 +203,17 @@ class _Emitter:
                 raise NotFusible(f"it computes ops.{op} of integers wrapped as eager wraps them, where inductor's "
                                  "Triton code (the unfused program on a GPU) does not wrap them; on a GPU that op "
                                  "rounds as neither would (see [Note: Narrow integers wrap at every op])")
+            if self.exact_only and not _exact_after_a_wrap(op, triton_dtype, of_product):
+                raise NotFusible(f"it computes ops.{op}, which the fused kernel (compiled with triton's defaults) "
+                                 f"may round otherwise than inductor's own kernels under "
+                                 f"{' and '.join(self.exact_only)} (see [Note: Inductor's numerics settings])")
             var = self.variable(text, result_dtype)
             self.dtypes[str(var)] = triton_dtype
             if wrapped:
                 self.wrapped.add(str(var))
-            if op in _MULTIPLYING and not _is_integer(triton_dtype) or op in ("neg", "identity") and of_product:
+            # A product stays one through a conversion: LLVM computes fp16 / bf16 `(a * b).to(bf16).to(fp32) + c`
+            # as one fma.rn.bf16 where it may contract (seen in triton 3.9's PTX for sm_90).
+            if op in _MULTIPLYING and not _is_integer(triton_dtype) or op in ("neg", "identity", "to_dtype") and of_product:
                 self.products.add(str(var))
             return var
 
@@ -334,8 +343,13 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
     the interpreter) the code would not be exact.
     """
     if target == "interpreter":
-        _check_no_low_precision_arithmetic(nodes)
-    emitter = _Emitter(target)
+        _check_no_low_precision_arithmetic(nodes, "inductor's C++ code (the unfused program on CPU) and its Triton "
+                                                  "code hold differently (fused on a GPU)")
+    elif not _compat_inductor.upcasts_to_fp32():
+        _check_no_low_precision_arithmetic(nodes, "inductor's Triton code computes in that dtype under "
+                                                  "triton.codegen_upcast_to_fp32=False, where the fused code holds "
+                                                  "fp32 between ops")
+    emitter = _Emitter(target, _compat_inductor.kernel_numerics_settings() if target == "gpu" else None)
     params = [operand.param for operand in inputs.values()] + list(sizes)  # sizes: symbolic ones the offsets use
     if target == "gpu":
         params.append(opaque_ones)
@@ -406,16 +420,39 @@ _SELECTING = {prims.convert_element_type.default, aten.where.self, aten.clone.de
               aten.clamp_min.default, aten.clamp_max.default, aten.relu.default}
 
 
-def _check_no_low_precision_arithmetic(nodes: list[torch.fx.Node]) -> None:
-    """Under the interpreter: no arithmetic with an fp16 / bf16 result. Inductor's C++ code (the
-    unfused program on CPU) and its Triton code (what the helper holds) keep such intermediates
-    differently, and eager rounds each one: found by the fusion fuzzer (seed 3: an fp16 tensor
-    minus a 0-d fp32 one, the result 1 ulp apart from each of them, amplified by a later cos)."""
+def _check_no_low_precision_arithmetic(nodes: list[torch.fx.Node], why: str) -> None:
+    """No arithmetic with an fp16 / bf16 result, where the unfused program holds such
+    intermediates otherwise than the helper, which holds them in fp32 as inductor's Triton code
+    does by default. Under the interpreter, inductor's C++ code is the unfused program, and eager
+    rounds each one: found by the fusion fuzzer (seed 3: an fp16 tensor minus a 0-d fp32 one,
+    the result 1 ulp apart from each of them, amplified by a later cos). On a GPU with
+    triton.codegen_upcast_to_fp32=False, inductor's Triton code computes in fp16 / bf16."""
     for node in nodes:
         dtype = node.meta["val"].dtype
         if dtype in _LOW_PRECISION and node.target not in _SELECTING:
-            raise NotFusible(f"{node.name} computes in {dtype}, which inductor's C++ code (the unfused program "
-                             "on CPU) and its Triton code hold differently (fused on a GPU)")
+            raise NotFusible(f"{node.name} computes in {dtype}, which {why}")
+
+
+# [Note: Inductor's numerics settings]
+# Under two settings inductor compiles its own Triton kernels with options other than triton's
+# defaults: emulate_precision_casts turns FMA contraction off (enable_fp_fusion=False, which
+# also passes ptxas --fmad=false, so libdevice's code contracts nothing either), and
+# eager_numerics.disable_ftz compiles libdevice without flush to zero (enable_reflect_ftz=False).
+# A user's kernel, fused or not, is compiled with triton's defaults: inductor does not give it
+# those options, and the fused kernel must not either, or the user's own code would round
+# otherwise. So under either setting a fused op, computed in the user's kernel, could round
+# otherwise than the unfused program's inductor kernel: `a * b + c` contracts into one FMA,
+# libdevice's exp flushes a subnormal. There a region is fused only where each op rounds alike
+# under every option, the rule after a wrap below (integer and logical ops, comparisons,
+# selects, conversions, float adds, subtracts and multiplies where no add reads a product, even
+# one rounded to fp16 / bf16 and back: LLVM makes that pair one fma.rn.bf16 where it may contract);
+# the rest is left unfused, the reason logged. The casts emulate_precision_casts adds around
+# fp16 / bf16 arithmetic come from inductor's lowerings, which read the node they lower
+# (_compat_inductor.lowering_node). Under the interpreter the unfused program is inductor's
+# C++ code, which these settings do not give other options, and only exact ops fuse anyway.
+# A third setting, triton.codegen_upcast_to_fp32=False, makes inductor's Triton code compute
+# fp16 / bf16 in that dtype, rounding each op: there no fp16 / bf16 arithmetic is fused
+# (_check_no_low_precision_arithmetic), as under the interpreter.
 
 
 # [Note: Narrow integers wrap at every op]
@@ -470,7 +507,8 @@ def _lower_region(emitter: _Emitter, boundary: dict[torch.fx.Node, tuple[str, st
                 raise NotFusible(f"{node.name} ({node.target}) has no inductor lowering")
             args = torch.fx.node.map_arg(node.args, boxes.__getitem__)
             kwargs = torch.fx.node.map_arg(node.kwargs, boxes.__getitem__)
-            boxes[node] = lowering(*args, **kwargs)
+            with _compat_inductor.lowering_node(node):  # lowerings read the node, as when inductor lowers it
+                boxes[node] = lowering(*args, **kwargs)
             lowered = _compat_inductor.lowered_dtype(boxes[node])
             if lowered != node.meta["val"].dtype:
                 raise NotFusible(f"inductor lowers {node.name} to {lowered}, where the graph says "
