@@ -19,6 +19,7 @@
 #   bash benchmarks/device_runs.sh compile_time    # 1 GPU: the Llama + Liger first step, one path per process
 #       # (ORDER="plain ours_hf_rope" PROFILE=1: under cProfile, the profiles to $OUT)
 #   bash benchmarks/device_runs.sh trust_recheck   # 1 GPU: the fusion tests and GPU fuzz programs to check again
+#   bash benchmarks/device_runs.sh numerics        # 1 GPU: fusion_hunt.py under inductor's numerics settings (~6 min)
 #   SEED=9 JOBS=4 COUNT=250 bash benchmarks/device_runs.sh gpu_fuzz   # the fuzzer on one GPU, JOBS processes
 #       # (GPUS=4 JOBS=32: the jobs spread over 4 GPUs, round robin)
 #   PART=tests bash benchmarks/device_runs.sh stored_x2   # 2 GPUs: fusion tests; Liger, Llama, corpus, fuzz tests
@@ -120,6 +121,17 @@ compile_time)
             2>&1 | grep "first step\|compile phases" | tee -a "$OUT/compile_time${PROFILE:+_profiled}.log"
         rm -rf "$cache"
     done
+    ;;
+numerics)
+    # fusion_hunt.py's GPU cases under each inductor numerics setting, then their tests
+    for setting in emulate_precision_casts=True eager_numerics.disable_ftz=True \
+            triton.codegen_upcast_to_fp32=False eager_numerics.division_rounding=True; do
+        timeout 150 python3 benchmarks/fusion_hunt.py --inductor-config "$setting" --only gpu_ --only f16 \
+            --only fma --only rms --only softmax --only training > "$OUT/numerics_${setting%%=*}.log" 2>&1
+        echo "$setting: $(grep SUMMARY "$OUT/numerics_${setting%%=*}.log")"
+    done
+    timeout 150 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_fusion.py -k "numerics_settings or emulate" \
+        2>&1 | tail -5 | tee "$OUT/numerics_tests.log"
     ;;
 trust_recheck)
     timeout 300 python3 -m pytest -m gpu -p no:cacheprovider -q -x ${TESTS:-tests/test_fusion_trust.py} \

@@ -602,11 +602,37 @@ def test_a_failure_inside_the_fusion_pass_leaves_the_launch_unfused_and_warns(da
     ("tl.store(out_ptr.to(tl.pointer_type(tl.float16)), x)", "out_ptr.to"),
     ("p = out_ptr\n    p = x_ptr\n    tl.store(p, x)", "in some places and other values elsewhere"),
     ("tl.store(out_ptr + tl.arange(0, 4) * out_ptr, x)", "out_ptr"),
+    # a swap: its targets are read by its values, so it is not two assignments
+    ("p, q = out_ptr, x_ptr\n    p, q = q, p\n    tl.store(p, x)", "p is used in `(p, q)`"),
 ])
 def test_rewrite_refuses_pointer_uses_it_cannot_follow(body, reason):
     source = f"def k(x_ptr, out_ptr):\n    x = tl.load(x_ptr)\n    {body}\n"
     with pytest.raises(NotFusible, match=re.escape(reason)):
         rewrite_kernel_source(source, {"tl": triton.language}, [FusedArgument("out_ptr", "epilogue", "_e", ())], [])
+
+
+@triton.jit
+def _add_unpacked_pointers_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x_ptrs, y_ptrs, out_ptrs = x_ptr + offsets, y_ptr + offsets, out_ptr + offsets
+    mask = offsets < n
+    tl.store(out_ptrs, tl.load(x_ptrs, mask=mask) + tl.load(y_ptrs, mask=mask), mask=mask)
+
+
+def test_pointers_assigned_together_fuse():
+    """`a, b = x_ptr + o, y_ptr + o` is followed as two assignments: the prologue and the
+    epilogue fuse, with the unfused program's result."""
+    x, y = torch.randn(1000, device=DEVICE), torch.randn(1000, device=DEVICE)
+
+    def f(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(_add_unpacked_pointers_kernel)[(triton.cdiv(x.numel(), 128),)](x * 2, y, out, x.numel(),
+                                                                                     BLOCK=128)
+        return torch.relu(out) - 1
+
+    out, code, log = compiled_with_log(f, x, y)
+    assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == [], log
+    torch.testing.assert_close(out, f(x, y), **EXACT_ON_CPU)
 
 
 def test_rewritten_source_shadows_each_pointer_step():

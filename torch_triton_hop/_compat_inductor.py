@@ -622,14 +622,19 @@ def kernel_numerics_settings() -> list[str]:
     compiled with (torch 2.11-2.13, TritonKernel.triton_meta_common):
     emulate_precision_casts turns FMA contraction off (enable_fp_fusion=False, ptxas
     --fmad=false), eager_numerics.disable_ftz turns libdevice's flush to zero off
-    (enable_reflect_ftz=False)."""
+    (enable_reflect_ftz=False). torch 2.12-2.13: eager_numerics.use_pytorch_libdevice (and
+    emulate_precision_casts) points the compile workers at the CUDA toolkit's libdevice
+    (runtime.compile_tasks), which a kernel compiled elsewhere may not use."""
     from torch._inductor import config
 
+    eager_numerics = getattr(config, "eager_numerics", None)
     settings = []
     if config.emulate_precision_casts:
         settings.append("emulate_precision_casts")
-    if getattr(getattr(config, "eager_numerics", None), "disable_ftz", False):
+    if getattr(eager_numerics, "disable_ftz", False):
         settings.append("eager_numerics.disable_ftz")
+    if getattr(eager_numerics, "use_pytorch_libdevice", False):
+        settings.append("eager_numerics.use_pytorch_libdevice")
     return settings
 
 

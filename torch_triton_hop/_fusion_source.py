@@ -407,6 +407,39 @@ def _base_name(argument: str) -> str:
     return f"_tth_base_{argument}"
 
 
+def _split_parallel_assignments(fn_def: ast.FunctionDef) -> None:
+    """`a, b = x_ptr + o, y_ptr + o` as `a = x_ptr + o` then `b = y_ptr + o`, in place, where
+    that is the same program: each target a plain name, once, and none of them read by the
+    values (`a, b = b, a` is left as written). The rewriter follows a pointer through plain
+    assignments only."""
+    for node in ast.walk(fn_def):
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if not isinstance(statements, list) or not statements or not isinstance(statements[0], ast.stmt):
+                continue
+            split: list[ast.stmt] = []
+            for stmt in statements:
+                pairs = _parallel_pairs(stmt)
+                split.extend(ast.copy_location(ast.Assign([target], value), stmt) for target, value in pairs)
+                if not pairs:
+                    split.append(stmt)
+            setattr(node, field, split)
+
+
+def _parallel_pairs(stmt: ast.stmt) -> list[tuple[ast.Name, ast.expr]]:
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+        return []
+    target, value = stmt.targets[0], stmt.value
+    if not (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+            and len(target.elts) == len(value.elts)):
+        return []
+    names = [t.id for t in target.elts if isinstance(t, ast.Name)]
+    if len(names) != len(target.elts) or len(set(names)) != len(names) or \
+            any(isinstance(v, ast.Starred) for v in value.elts) or set(names) & _names(value):
+        return []
+    return [(ast.Name(name, ast.Store()), v) for name, v in zip(names, value.elts)]
+
+
 def rewrite_kernel_source(source: str, scope: dict[str, Any], fused: list[FusedArgument],
                           new_params: list[str], name: str | None = None) -> RewrittenKernel:
     """The kernel's source with each fused argument's stores / loads rewritten and
@@ -430,6 +463,7 @@ def rewrite_kernel_source(source: str, scope: dict[str, Any], fused: list[FusedA
     missing = [name for name in by_name if name not in {a.arg for a in fn_def.args.args}]
     if missing:
         raise NotFusible(f"{missing} are not parameters of the kernel's Python signature")
+    _split_parallel_assignments(fn_def)
     rewriter = _Rewriter(fn_def, scope, by_name)
     fn_def.body = rewriter.rewrite_body(fn_def.body)
     starts = [ast.Assign([ast.Name(_shadow_name(name), ast.Store())], rewriter.zero(name))

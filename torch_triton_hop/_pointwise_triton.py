@@ -213,7 +213,7 @@ class _Emitter:
                 self.wrapped.add(str(var))
             # A product stays one through a conversion: LLVM computes fp16 / bf16 `(a * b).to(bf16).to(fp32) + c`
             # as one fma.rn.bf16 where it may contract (seen in triton 3.9's PTX for sm_90).
-            if op in _MULTIPLYING and not _is_integer(triton_dtype) or op in ("neg", "identity", "to_dtype") and of_product:
+            if op in _MULTIPLYING and not _is_integer(triton_dtype) or op in _KEEPS_A_PRODUCT and of_product:
                 self.products.add(str(var))
             return var
 
@@ -434,13 +434,15 @@ def _check_no_low_precision_arithmetic(nodes: list[torch.fx.Node], why: str) -> 
 
 
 # [Note: Inductor's numerics settings]
-# Under two settings inductor compiles its own Triton kernels with options other than triton's
+# Under these settings inductor compiles its own Triton kernels otherwise than with triton's
 # defaults: emulate_precision_casts turns FMA contraction off (enable_fp_fusion=False, which
-# also passes ptxas --fmad=false, so libdevice's code contracts nothing either), and
-# eager_numerics.disable_ftz compiles libdevice without flush to zero (enable_reflect_ftz=False).
+# also passes ptxas --fmad=false, so libdevice's code contracts nothing either);
+# eager_numerics.disable_ftz compiles libdevice without flush to zero (enable_reflect_ftz=False);
+# under eager_numerics.use_pytorch_libdevice (torch >= 2.12) its compile workers link the CUDA
+# toolkit's libdevice, which may differ from triton's in the last bit of pow or erf.
 # A user's kernel, fused or not, is compiled with triton's defaults: inductor does not give it
 # those options, and the fused kernel must not either, or the user's own code would round
-# otherwise. So under either setting a fused op, computed in the user's kernel, could round
+# otherwise. So under any of them a fused op, computed in the user's kernel, could round
 # otherwise than the unfused program's inductor kernel: `a * b + c` contracts into one FMA,
 # libdevice's exp flushes a subnormal. There a region is fused only where each op rounds alike
 # under every option, the rule after a wrap below (integer and logical ops, comparisons,
@@ -450,7 +452,7 @@ def _check_no_low_precision_arithmetic(nodes: list[torch.fx.Node], why: str) -> 
 # fp16 / bf16 arithmetic come from inductor's lowerings, which read the node they lower
 # (_compat_inductor.lowering_node). Under the interpreter the unfused program is inductor's
 # C++ code, which these settings do not give other options, and only exact ops fuse anyway.
-# A third setting, triton.codegen_upcast_to_fp32=False, makes inductor's Triton code compute
+# Another setting, triton.codegen_upcast_to_fp32=False, makes inductor's Triton code compute
 # fp16 / bf16 in that dtype, rounding each op: there no fp16 / bf16 arithmetic is fused
 # (_check_no_low_precision_arithmetic), as under the interpreter.
 
@@ -481,6 +483,7 @@ _EXACT_EVERYWHERE = {
 }
 _INTEGER_ARITHMETIC = {"add", "sub", "mul", "square", "floordiv", "remainder", "mod", "truncdiv", "lshift", "rshift"}
 _MULTIPLYING = {"mul", "square"}
+_KEEPS_A_PRODUCT = {"neg", "identity", "to_dtype"}
 
 
 def _is_integer(dtype: torch.dtype | None) -> bool:
