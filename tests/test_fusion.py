@@ -619,15 +619,35 @@ def _add_unpacked_pointers_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr)
     tl.store(out_ptrs, tl.load(x_ptrs, mask=mask) + tl.load(y_ptrs, mask=mask), mask=mask)
 
 
-def test_pointers_assigned_together_fuse():
-    """`a, b = x_ptr + o, y_ptr + o` is followed as two assignments: the prologue and the
-    epilogue fuse, with the unfused program's result."""
-    x, y = torch.randn(1000, device=DEVICE), torch.randn(1000, device=DEVICE)
+@triton.jit
+def _add_rows_unpacked_pointers_kernel(x_ptr, y_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    """One program per row, its pointers advanced together."""
+    row = tl.program_id(0) * n_cols
+    x_ptrs, y_ptrs, out_ptrs = x_ptr + row + tl.arange(0, BLOCK), y_ptr + row + tl.arange(0, BLOCK), \
+        out_ptr + row + tl.arange(0, BLOCK)
+    for start in range(0, n_cols, BLOCK):
+        mask = start + tl.arange(0, BLOCK) < n_cols
+        tl.store(out_ptrs, tl.load(x_ptrs, mask=mask) + tl.load(y_ptrs, mask=mask), mask=mask)
+        x_ptrs, y_ptrs, out_ptrs = x_ptrs + BLOCK, y_ptrs + BLOCK, out_ptrs + BLOCK
+
+
+def _launch_flat(x, y, out):
+    wrap_triton(_add_unpacked_pointers_kernel)[(triton.cdiv(x.numel(), 128),)](x, y, out, x.numel(), BLOCK=128)
+
+
+def _launch_rows(x, y, out):
+    wrap_triton(_add_rows_unpacked_pointers_kernel)[(x.shape[0],)](x, y, out, x.shape[1], BLOCK=64)
+
+
+@pytest.mark.parametrize("launch", [_launch_flat, _launch_rows], ids=["offsets", "advanced_in_a_loop"])
+def test_pointers_assigned_together_fuse(launch):
+    """`a, b = x_ptr + o, y_ptr + o` (and `a, b = a + k, b + k` in a loop) is followed as two
+    assignments: the prologue and the epilogue fuse, with the unfused program's result."""
+    x, y = torch.randn(10, 100, device=DEVICE), torch.randn(10, 100, device=DEVICE)
 
     def f(x, y):
         out = torch.empty_like(x)
-        wrap_triton(_add_unpacked_pointers_kernel)[(triton.cdiv(x.numel(), 128),)](x * 2, y, out, x.numel(),
-                                                                                     BLOCK=128)
+        launch(x * 2, y, out)
         return torch.relu(out) - 1
 
     out, code, log = compiled_with_log(f, x, y)

@@ -409,9 +409,9 @@ def _base_name(argument: str) -> str:
 
 def _split_parallel_assignments(fn_def: ast.FunctionDef) -> None:
     """`a, b = x_ptr + o, y_ptr + o` as `a = x_ptr + o` then `b = y_ptr + o`, in place, where
-    that is the same program: each target a plain name, once, and none of them read by the
-    values (`a, b = b, a` is left as written). The rewriter follows a pointer through plain
-    assignments only."""
+    that is the same program: each target a plain name, once, and no target read by a value
+    after its own (`a, b = a + 1, b + 1` splits; `a, b = b, a` is left as written). The
+    rewriter follows a pointer through plain assignments only."""
     for node in ast.walk(fn_def):
         for field in ("body", "orelse", "finalbody"):
             statements = getattr(node, field, None)
@@ -435,8 +435,10 @@ def _parallel_pairs(stmt: ast.stmt) -> list[tuple[ast.Name, ast.expr]]:
         return []
     names = [t.id for t in target.elts if isinstance(t, ast.Name)]
     if len(names) != len(target.elts) or len(set(names)) != len(names) or \
-            any(isinstance(v, ast.Starred) for v in value.elts) or set(names) & _names(value):
+            any(isinstance(v, ast.Starred) for v in value.elts):
         return []
+    if any(names[i] in _names(later) for i in range(len(names)) for later in value.elts[i + 1:]):
+        return []  # that value would read the new value of an earlier target
     return [(ast.Name(name, ast.Store()), v) for name, v in zip(names, value.elts)]
 
 
