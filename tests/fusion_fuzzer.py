@@ -445,18 +445,24 @@ class _KernelBuilder:
                      f"    x = {self.load(x, 'px + lanes', 'mask', 'f32')}",
                      f"    {update}",
                      f"    px += {step}",
-                     f"s = {final[reduce]}",
-                     "px = x0 + row * stride_x",
-                     "po = o0 + row * stride_o",
-                     "for start in range(0, C, BLOCK):",
+                     f"s = {final[reduce]}"]
+            # Odd widths assign and advance the two pointers together (`px, po = ...`). No draw:
+            # earlier seeds' programs keep every other choice and compute what they did.
+            together = cols % 2 == 1
+            if together:
+                self.features.append("pointers_assigned_together")
+                body.append("px, po = x0 + row * stride_x, o0 + row * stride_o")
+            else:
+                body += ["px = x0 + row * stride_x", "po = o0 + row * stride_o"]
+            body += ["for start in range(0, C, BLOCK):",
                      "    mask = start + lanes < C",
                      f"    x = {self.load(x, 'px + lanes', 'mask', 'f32')}"]
             value = r.choice(["(x - s)", "x * s", "(x / (tl.abs(s) + 1.0))"])
             if w is not None:
                 body.append(f"    w = {self.load(w, 'w0 + start + lanes', 'mask', 'f32')}")
                 value += " * w"
-            body += [f"    tl.store(po + lanes, {self.stored(value, out, 'f32')}, mask=mask)",
-                     f"    px += {step}", f"    po += {step}"]
+            body += [f"    tl.store(po + lanes, {self.stored(value, out, 'f32')}, mask=mask)"]
+            body += [f"    px, po = px + {step}, po + {step}"] if together else [f"    px += {step}", f"    po += {step}"]
         if stat is not None:
             self.features.append("second_output_per_row")
             body.append(f"tl.store(o1 + row, {self.stored('s', stat, 'f32')})")
