@@ -20,6 +20,7 @@
 #       # (ORDER="plain ours_hf_rope" PROFILE=1: under cProfile, the profiles to $OUT)
 #   bash benchmarks/device_runs.sh trust_recheck   # 1 GPU: the fusion tests and GPU fuzz programs to check again
 #   bash benchmarks/device_runs.sh numerics        # 1 GPU: fusion_hunt.py under inductor's numerics settings (~6 min)
+#   bash benchmarks/device_runs.sh compile_settings  # 1 GPU: fusion_hunt.py under cpp_wrapper, max_autotune, ... (~9 min)
 #   SEED=9 JOBS=4 COUNT=250 bash benchmarks/device_runs.sh gpu_fuzz   # the fuzzer on one GPU, JOBS processes
 #       # (GPUS=4 JOBS=32: the jobs spread over 4 GPUs, round robin)
 #   PART=tests bash benchmarks/device_runs.sh stored_x2   # 2 GPUs: fusion tests; Liger, Llama, corpus, fuzz tests
@@ -132,6 +133,18 @@ numerics)
     done
     timeout 150 python3 -m pytest -m gpu -p no:cacheprovider -q tests/test_fusion.py -k "numerics_settings or emulate" \
         2>&1 | tail -5 | tee "$OUT/numerics_tests.log"
+    ;;
+compile_settings)
+    # fusion_hunt.py under compile settings users turn on (fused and unfused compile alike):
+    # cpp_wrapper on every case (about 100 fit in its budget), the others on the GPU subsets
+    timeout 300 python3 benchmarks/fusion_hunt.py --inductor-config cpp_wrapper=True --budget 275 \
+        > "$OUT/settings_cpp_wrapper.log" 2>&1
+    echo "cpp_wrapper=True: $(grep SUMMARY "$OUT/settings_cpp_wrapper.log")"
+    for setting in max_autotune=True coordinate_descent_tuning=True triton.cudagraphs=True; do
+        timeout 80 python3 benchmarks/fusion_hunt.py --inductor-config "$setting" --budget 60 --only gpu_ --only f16 \
+            --only fma --only rms --only training --only autotune --only inplace > "$OUT/settings_${setting%%=*}.log" 2>&1
+        echo "$setting: $(grep SUMMARY "$OUT/settings_${setting%%=*}.log")"
+    done
     ;;
 trust_recheck)
     timeout 300 python3 -m pytest -m gpu -p no:cacheprovider -q -x ${TESTS:-tests/test_fusion_trust.py} \

@@ -326,13 +326,13 @@ CACHE_SCRIPT = textwrap.dedent(
 
     @wrap_triton
     @triton.jit
-    def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    def k(x_ptr, out_ptr, n, PAD: tl.constexpr, BLOCK: tl.constexpr):
         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) {op} 1.0, mask=offs < n)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n, other=PAD) {op} 1.0, mask=offs < n)
 
     def f(x):
         out = torch.empty_like(x)
-        k[(triton.cdiv(x.numel(), 16),)](x, out, x.numel(), BLOCK=16)
+        k[(triton.cdiv(x.numel(), 16),)](x, out, x.numel(), PAD={pad}, BLOCK=16)
         return out
 
     x = torch.arange(8.0, device={device!r})
@@ -345,9 +345,9 @@ CACHE_SCRIPT = textwrap.dedent(
 )
 
 
-def run_cache_script(tmp_path, op):
+def run_cache_script(tmp_path, op, pad="0.0"):
     script = tmp_path / "model.py"
-    script.write_text(CACHE_SCRIPT.format(here=HERE, op=op, device=DEVICE))
+    script.write_text(CACHE_SCRIPT.format(here=HERE, op=op, pad=pad, device=DEVICE))
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("TORCHINDUCTOR_FORCE_DISABLE_CACHES", None)
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
@@ -364,6 +364,16 @@ def test_fx_graph_cache_hits_in_a_new_process_and_misses_when_the_kernel_changes
     assert (values, hits, misses) == (plus, 1, 0)
     # Same file, same names, another kernel body: a cached graph must not be reused.
     assert run_cache_script(tmp_path, "-")[:3] == (minus, 0, 1)
+
+
+@pytest.mark.gpu
+def test_a_constexpr_inf_launches_from_a_warm_cache_in_a_new_process(tmp_path):
+    """Where the caches hold the compiled graph, nothing of the package runs before inductor
+    makes the kernel's launcher (triton's there), which holds each constexpr as repr(value):
+    `-inf` must still launch (see test_a_constexpr_that_is_not_a_finite_float_compiles)."""
+    plus = [i + 1.0 for i in range(8)]
+    assert run_cache_script(tmp_path, "+", pad="float('-inf')")[:3] == (plus, 0, 1)
+    assert run_cache_script(tmp_path, "+", pad="float('-inf')")[:3] == (plus, 1, 0)
 
 
 # --- errors ------------------------------------------------------------------------------
@@ -572,13 +582,28 @@ def load_with_padding(x_ptr, out_ptr, n, PAD: tl.constexpr, BLOCK: tl.constexpr)
     tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets % 4 != 1, other=PAD), mask=offsets < n)
 
 
+@pytest.mark.parametrize("launcher", ["static", "tritons", "cpp_wrapper"])
 @pytest.mark.parametrize("fusion", [True, False], ids=["fused", "unfused"])
 @pytest.mark.parametrize("pad", [float("-inf"), float("inf"), float("nan")])
-def test_a_constexpr_that_is_not_a_finite_float_compiles(pad, fusion):
+def test_a_constexpr_that_is_not_a_finite_float_compiles(pad, fusion, launcher, monkeypatch):
     """On a GPU inductor writes a user kernel's constexprs into the module that defines it,
     which has no `inf` or `nan`: PAD=-inf failed with "NameError: name 'inf' is not defined"
-    (torch's built-in path too; GPU hunt, H100)."""
+    (torch's built-in path too; GPU hunt, H100). So did triton's launcher, which inductor
+    writes each constexpr into as repr(value): where the static launcher is off, and under
+    cpp_wrapper, whose compile-time autotuning block launches that way (GPU hunt under
+    cpp_wrapper=True, H100)."""
     import torch_triton_hop
+
+    if launcher == "cpp_wrapper" and not ON_GPU:
+        pytest.skip("cpp_wrapper compiles GPU launches only (the interpreter's launches are refused)")
+    from torch._inductor.runtime import triton_heuristics
+
+    monkeypatch.setattr(torch_triton_hop.config, "static_launch", launcher == "static")
+    monkeypatch.setattr(torch_triton_hop.config, "fusion", fusion)
+    tritons_launchers = []
+    make_launcher = triton_heuristics.TritonCompileResult.make_launcher
+    monkeypatch.setattr(triton_heuristics.TritonCompileResult, "make_launcher", lambda self: (
+        tritons_launchers.append(self.inductor_meta.get("kernel_name", "")), make_launcher(self))[1])
 
     def f(x):
         out = torch.empty(64, device=x.device)
@@ -586,10 +611,10 @@ def test_a_constexpr_that_is_not_a_finite_float_compiles(pad, fusion):
         return out
 
     x = rand(64)
-    previous, torch_triton_hop.config.fusion = torch_triton_hop.config.fusion, fusion
-    try:
+    # force_disable_caches: each launcher made anew
+    with torch._inductor.config.patch(force_disable_caches=True, cpp_wrapper=launcher == "cpp_wrapper"):
         got, code = compile_and_code(f, x)
-    finally:
-        torch_triton_hop.config.fusion = previous
     assert "load_with_padding" in code  # launched (as load_with_padding_fused where fused), not graph-broken
+    if ON_GPU:
+        assert any(name.startswith("load_with_padding") for name in tritons_launchers) == (launcher != "static")
     torch.testing.assert_close(got, f(x), equal_nan=True, rtol=0, atol=0)

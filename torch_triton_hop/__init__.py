@@ -14,7 +14,7 @@ from ._hops import check_kernels, triton_kernel_wrapper_functional, triton_kerne
 from ._side_table import allow_kernel_modules, kernel_side_table
 from ._sharding import register_sharding
 from ._wrap import wrap_triton
-from . import _compat, _distributed, _hops, _inductor_bridge, config
+from . import _compat, _compat_inductor, _distributed, _hops, _inductor_bridge, config
 # At import, before any interpreter run: see [Note: Interpreter patches that outlive a run].
 from . import _compat_ttir  # noqa: F401,E402
 
@@ -24,6 +24,9 @@ _hops.functionalization_hooks.append(_inductor_bridge.register_if_inductor_loade
 _hops.functionalization_hooks.append(_compat.backport_backward_writes_to_leaf_inputs)
 # Launches on DTensors follow the kernel's sharding rule once DTensor exists. See [Note: Kernels called on DTensors].
 _compat.when_imported("torch.distributed.tensor", _distributed.register)
+# Inductor's launchers of kernels with a constexpr inf / nan, warm caches included.
+_compat.when_imported("torch._inductor.runtime.triton_heuristics",
+                      _compat_inductor.install_launcher_names_for_nonfinite_constants)
 
 __all__ = [
     "wrap_triton",

@@ -230,6 +230,36 @@ class _SourceFloat(float):
 
 
 @functools.cache
+def install_launcher_names_for_nonfinite_constants() -> None:
+    """Let the launchers inductor makes with triton's launcher read a constexpr `inf` / `nan`.
+
+    torch 2.11-2.13: CompileResult._get_arg_lists (runtime/triton_heuristics.py) writes each
+    constexpr's value into the launcher's source as repr(value), and _gen_launcher_code execs
+    that source in `scope`: a non-finite constexpr (evaluated from _SourceFloat's text, a plain
+    float again) became `nan` / `inf`, "NameError: name 'nan' is not defined" at the first
+    launch. Our launches mostly take the static launcher, whose source names no constexpr; they
+    reach triton's where it refuses them, and always under cpp_wrapper / AOTInductor, whose
+    compile-time autotuning block launched each kernel that way (GPU hunt under
+    cpp_wrapper=True, H100; torch's built-in path fails the same way), and in a process whose
+    caches hold the compiled graph, where nothing of ours runs before the launch (so the
+    package installs this when inductor's runtime is imported). Only a launcher whose
+    constants hold such a float gets the two names; every other is made as before."""
+    from torch._inductor.runtime import triton_heuristics
+
+    gen_launcher_code = triton_heuristics.CompileResult._gen_launcher_code
+
+    @functools.wraps(gen_launcher_code)
+    def _gen_launcher_code(self: Any, scope: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        constants = (getattr(self, "compile_meta", None) or {}).get("constants") or {}
+        if any(isinstance(value, float) and not math.isfinite(value) for value in constants.values()):
+            scope.setdefault("inf", math.inf)
+            scope.setdefault("nan", math.nan)
+        return gen_launcher_code(self, scope, *args, **kwargs)
+
+    triton_heuristics.CompileResult._gen_launcher_code = _gen_launcher_code
+
+
+@functools.cache
 def _typed_user_kernel_class() -> Any:
     ir = inductor_ir()
 
