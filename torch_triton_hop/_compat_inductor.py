@@ -237,10 +237,10 @@ def install_launcher_names_for_nonfinite_constants() -> None:
     constexpr's value into the launcher's source as repr(value), and _gen_launcher_code execs
     that source in `scope`: a non-finite constexpr (evaluated from _SourceFloat's text, a plain
     float again) became `nan` / `inf`, "NameError: name 'nan' is not defined" at the first
-    launch. Our launches mostly take the static launcher, whose source names no constexpr; they
-    reach triton's where it refuses them, and always under cpp_wrapper / AOTInductor, whose
+    launch. Our launches mostly take the static launcher, whose source names no constexpr.
+    They reach triton's where the static launcher refuses them; under cpp_wrapper, whose
     compile-time autotuning block launched each kernel that way (GPU hunt under
-    cpp_wrapper=True, H100; torch's built-in path fails the same way), and in a process whose
+    cpp_wrapper=True, H100; torch's built-in path fails the same way); and in a process whose
     caches hold the compiled graph, where nothing of ours runs before the launch (so the
     package installs this when inductor's runtime is imported). Only a launcher whose
     constants hold such a float gets the two names; every other is made as before."""
