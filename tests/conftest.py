@@ -72,6 +72,24 @@ def plan_for_a_gpu(monkeypatch):
     monkeypatch.setattr(_compat, "is_interpreted_kernel", lambda kernel: False)
 
 
+@pytest.fixture
+def launcher_kinds(monkeypatch):
+    """The kernel names inductor makes launchers for, by kind ("static", "triton"); inductor's
+    caches are off meanwhile, so every launcher the test needs is made in it."""
+    from torch._inductor.runtime import triton_heuristics as th
+
+    made = {"static": [], "triton": []}
+    for kind, cls in (("static", th.StaticTritonCompileResult), ("triton", th.TritonCompileResult)):
+        def make_launcher(self, _real=cls.make_launcher, _kind=kind):
+            made[_kind].append(self.inductor_meta.get("kernel_name", ""))
+            return _real(self)
+        monkeypatch.setattr(cls, "make_launcher", make_launcher)
+    torch._dynamo.reset()
+    with torch._inductor.config.patch(force_disable_caches=True):
+        yield made
+    torch._dynamo.reset()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def triton_scratch_allocator():
     """On a GPU, kernels that make tensor descriptors on the device need scratch memory from

@@ -585,7 +585,7 @@ def load_with_padding(x_ptr, out_ptr, n, PAD: tl.constexpr, BLOCK: tl.constexpr)
 @pytest.mark.parametrize("launcher", ["static", "tritons", "cpp_wrapper"])
 @pytest.mark.parametrize("fusion", [True, False], ids=["fused", "unfused"])
 @pytest.mark.parametrize("pad", [float("-inf"), float("inf"), float("nan")])
-def test_a_constexpr_that_is_not_a_finite_float_compiles(pad, fusion, launcher, monkeypatch):
+def test_a_constexpr_that_is_not_a_finite_float_compiles(pad, fusion, launcher, monkeypatch, launcher_kinds):
     """On a GPU inductor writes a user kernel's constexprs into the module that defines it,
     which has no `inf` or `nan`: PAD=-inf failed with "NameError: name 'inf' is not defined"
     (torch's built-in path too; GPU hunt, H100). So did triton's launcher, which inductor
@@ -596,14 +596,8 @@ def test_a_constexpr_that_is_not_a_finite_float_compiles(pad, fusion, launcher, 
 
     if launcher == "cpp_wrapper" and not ON_GPU:
         pytest.skip("cpp_wrapper compiles GPU launches only (the interpreter's launches are refused)")
-    from torch._inductor.runtime import triton_heuristics
-
     monkeypatch.setattr(torch_triton_hop.config, "static_launch", launcher == "static")
     monkeypatch.setattr(torch_triton_hop.config, "fusion", fusion)
-    tritons_launchers = []
-    make_launcher = triton_heuristics.TritonCompileResult.make_launcher
-    monkeypatch.setattr(triton_heuristics.TritonCompileResult, "make_launcher", lambda self: (
-        tritons_launchers.append(self.inductor_meta.get("kernel_name", "")), make_launcher(self))[1])
 
     def f(x):
         out = torch.empty(64, device=x.device)
@@ -611,10 +605,9 @@ def test_a_constexpr_that_is_not_a_finite_float_compiles(pad, fusion, launcher, 
         return out
 
     x = rand(64)
-    # force_disable_caches: each launcher made anew
-    with torch._inductor.config.patch(force_disable_caches=True, cpp_wrapper=launcher == "cpp_wrapper"):
+    with torch._inductor.config.patch(cpp_wrapper=launcher == "cpp_wrapper"):
         got, code = compile_and_code(f, x)
     assert "load_with_padding" in code  # launched (as load_with_padding_fused where fused), not graph-broken
     if ON_GPU:
-        assert any(name.startswith("load_with_padding") for name in tritons_launchers) == (launcher != "static")
+        assert any(name.startswith("load_with_padding") for name in launcher_kinds["triton"]) == (launcher != "static")
     torch.testing.assert_close(got, f(x), equal_nan=True, rtol=0, atol=0)

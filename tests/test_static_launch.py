@@ -19,23 +19,6 @@ import core_kernels as K
 pytestmark = pytest.mark.gpu
 
 
-@pytest.fixture
-def launcher_kinds(monkeypatch):
-    """The kernel names inductor makes launchers for, by kind ("static", "triton")."""
-    from torch._inductor.runtime import triton_heuristics as th
-
-    made = {"static": [], "triton": []}
-    for kind, cls in (("static", th.StaticTritonCompileResult), ("triton", th.TritonCompileResult)):
-        def make_launcher(self, _real=cls.make_launcher, _kind=kind):
-            made[_kind].append(self.inductor_meta.get("kernel_name", ""))
-            return _real(self)
-        monkeypatch.setattr(cls, "make_launcher", make_launcher)
-    torch._dynamo.reset()
-    with torch._inductor.config.patch(force_disable_caches=True):
-        yield made
-    torch._dynamo.reset()
-
-
 def _grid(meta):
     return (triton.cdiv(meta["n"], meta["BLOCK"]),)
 

@@ -250,7 +250,7 @@ def install_launcher_names_for_nonfinite_constants() -> None:
 
     @functools.wraps(gen_launcher_code)
     def _gen_launcher_code(self: Any, scope: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
-        constants = (getattr(self, "compile_meta", None) or {}).get("constants") or {}
+        constants = self.compile_meta.get("constants", {})
         if any(isinstance(value, float) and not math.isfinite(value) for value in constants.values()):
             scope.setdefault("inf", math.inf)
             scope.setdefault("nan", math.nan)
