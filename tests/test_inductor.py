@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from unittest.mock import ANY
 
 import pytest
 import torch
@@ -323,6 +324,7 @@ CACHE_SCRIPT = textwrap.dedent(
     import torch, triton
     import triton.language as tl
     from torch_triton_hop import wrap_triton
+    {before}
 
     @wrap_triton
     @triton.jit
@@ -335,45 +337,68 @@ CACHE_SCRIPT = textwrap.dedent(
         k[(triton.cdiv(x.numel(), 16),)](x, out, x.numel(), PAD={pad}, BLOCK=16)
         return out
 
+    # The kinds of launchers inductor makes for the kernel (none on CPU: C++ calls it).
+    from torch._inductor.runtime import triton_heuristics as th
+    launchers = []
+    for kind, cls in (("static", th.StaticTritonCompileResult), ("triton", th.TritonCompileResult)):
+        def make_launcher(self, _real=cls.make_launcher, _kind=kind):
+            launchers.append(_kind)
+            return _real(self)
+        cls.make_launcher = make_launcher
+
     x = torch.arange(8.0, device={device!r})
     start = time.perf_counter()
     out = torch.compile(f, fullgraph=True)(x)
     seconds = time.perf_counter() - start
     c = torch._dynamo.utils.counters["inductor"]
-    print(out.tolist(), c["fxgraph_cache_hit"], c["fxgraph_cache_miss"], f"{{seconds:.2f}}")
+    print(out.tolist(), c["fxgraph_cache_hit"], c["fxgraph_cache_miss"], f"{{seconds:.2f}}", ",".join(launchers) or "none")
     """
 )
 
 
-def run_cache_script(tmp_path, op, pad="0.0"):
+def run_cache_script(tmp_path, op, pad="0.0", before=""):
+    """(values, FX graph cache hits, misses, seconds, launcher kinds) of a compile in a new
+    process that shares the caches under `tmp_path`; `before` runs after the imports."""
     script = tmp_path / "model.py"
-    script.write_text(CACHE_SCRIPT.format(here=HERE, op=op, pad=pad, device=DEVICE))
+    script.write_text(CACHE_SCRIPT.format(here=HERE, op=op, pad=pad, device=DEVICE, before=before))
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("TORCHINDUCTOR_FORCE_DISABLE_CACHES", None)
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr
-    values, hits, misses, seconds = done.stdout.strip().splitlines()[-1].rsplit(" ", 3)
-    return eval(values), int(hits), int(misses), float(seconds)
+    values, hits, misses, seconds, launchers = done.stdout.strip().splitlines()[-1].rsplit(" ", 4)
+    return eval(values), int(hits), int(misses), float(seconds), launchers
 
 
 def test_fx_graph_cache_hits_in_a_new_process_and_misses_when_the_kernel_changes(tmp_path):
     plus = [i + 1.0 for i in range(8)]
     minus = [i - 1.0 for i in range(8)]
     assert run_cache_script(tmp_path, "+")[:3] == (plus, 0, 1)
-    values, hits, misses, _ = run_cache_script(tmp_path, "+")
+    values, hits, misses, _, _ = run_cache_script(tmp_path, "+")
     assert (values, hits, misses) == (plus, 1, 0)
     # Same file, same names, another kernel body: a cached graph must not be reused.
     assert run_cache_script(tmp_path, "-")[:3] == (minus, 0, 1)
 
 
 @pytest.mark.gpu
+def test_a_warm_cache_launches_statically_in_a_new_process(tmp_path):
+    """Where the caches hold the compiled graph, inductor runs no codegen of ours before it
+    makes the kernel's launcher: it is still the static one (see [Note: Our launches use
+    inductor's static launcher])."""
+    plus = [i + 1.0 for i in range(8)]
+    assert run_cache_script(tmp_path, "+") == (plus, 0, 1, ANY, "static")
+    assert run_cache_script(tmp_path, "+") == (plus, 1, 0, ANY, "static")
+
+
+@pytest.mark.gpu
 def test_a_constexpr_inf_launches_from_a_warm_cache_in_a_new_process(tmp_path):
-    """Where the caches hold the compiled graph, nothing of the package runs before inductor
-    makes the kernel's launcher (triton's there), which holds each constexpr as repr(value):
-    `-inf` must still launch (see test_a_constexpr_that_is_not_a_finite_float_compiles)."""
+    """Triton's launcher holds each constexpr as repr(value): `-inf` must launch from a warm
+    cache, where nothing of the package ran at codegen, with either launcher (see
+    test_a_constexpr_that_is_not_a_finite_float_compiles)."""
     plus = [i + 1.0 for i in range(8)]
     assert run_cache_script(tmp_path, "+", pad="float('-inf')")[:3] == (plus, 0, 1)
     assert run_cache_script(tmp_path, "+", pad="float('-inf')")[:3] == (plus, 1, 0)
+    with_tritons = "import torch_triton_hop; torch_triton_hop.config.static_launch = False; "
+    assert run_cache_script(tmp_path, "+", pad="float('-inf')", before=with_tritons) == (plus, 1, 0, ANY, "triton")
 
 
 # --- errors ------------------------------------------------------------------------------

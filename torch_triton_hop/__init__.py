@@ -24,7 +24,9 @@ _hops.functionalization_hooks.append(_inductor_bridge.register_if_inductor_loade
 _hops.functionalization_hooks.append(_compat.backport_backward_writes_to_leaf_inputs)
 # Launches on DTensors follow the kernel's sharding rule once DTensor exists. See [Note: Kernels called on DTensors].
 _compat.when_imported("torch.distributed.tensor", _distributed.register)
-# Inductor's launchers of kernels with a constexpr inf / nan, warm caches included.
+# Inductor's launchers of our kernels, warm caches included: static where inductor can make
+# them so, and reading a constexpr inf / nan where triton's.
+_compat.when_imported("torch._inductor.runtime.triton_heuristics", _compat_inductor.install_static_launchers)
 _compat.when_imported("torch._inductor.runtime.triton_heuristics",
                       _compat_inductor.install_launcher_names_for_nonfinite_constants)
 

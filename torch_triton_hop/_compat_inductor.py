@@ -350,6 +350,8 @@ def scalar_argument_types(types: dict[str, str]) -> Any:
 # in making the static launchers (where triton's would report a config too big for the GPU),
 # keeps triton's launchers too. Nothing else changes: the generated code, inductor's caches,
 # the arguments and grids (both launchers take them from the same compiled signature).
+# The hook that does this is installed when inductor's runtime is imported, not at codegen: a
+# process whose caches hold the graph runs none, and launches statically too.
 STATIC_LAUNCH_META = "torch_triton_hop_static_launch"
 
 
@@ -385,7 +387,7 @@ def launched_statically(wrapper: Any) -> Any:
     if get_info is None or not hasattr(inductor_config, "static_launch_user_defined_triton_kernels"):
         yield
         return
-    _install_static_launchers()
+    install_static_launchers()
     marked = _MarkedKernelInfo(get_info())
     wrapper._get_triton_info_kernel_cls = lambda: marked
     try:
@@ -395,14 +397,25 @@ def launched_statically(wrapper: Any) -> Any:
 
 
 @functools.cache
-def _install_static_launchers() -> None:
+def install_static_launchers() -> None:
+    """Make the launchers of kernels our node marked statically where inductor can.
+
+    Installed at our node's codegen, and when inductor's runtime is imported: a process whose
+    caches hold the compiled graph runs no codegen, yet makes the launchers of the marked
+    kernels the cached module defines (before this, triton's launchers there: built with the
+    host's C compiler where triton's cache lacked them). Reads the package's
+    config.static_launch when the launchers are made, so turning it off holds for cached
+    graphs too."""
     from torch._inductor.runtime import triton_heuristics
+
+    from . import config
 
     make_launchers = triton_heuristics.CachingAutotuner._make_launchers
 
     @functools.wraps(make_launchers)
     def _make_launchers(self: Any) -> Any:
-        if not self.inductor_meta.get(STATIC_LAUNCH_META) or len(self.launchers) == len(self.compile_results):
+        if (not self.inductor_meta.get(STATIC_LAUNCH_META) or not config.static_launch
+                or len(self.launchers) == len(self.compile_results)):
             return make_launchers(self)
         compiled = self.compile_results
         self.compile_results = [_statically_launched(self, result) for result in compiled]
