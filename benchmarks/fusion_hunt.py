@@ -33,6 +33,8 @@ _ap.add_argument("--dry-run", action="store_true")
 _ap.add_argument("--only", action="append", default=[])
 _ap.add_argument("--skip", action="append", default=[])
 _ap.add_argument("--verbose", action="store_true")
+_ap.add_argument("--resume", metavar="LOG", help="skip the cases an earlier run's LOG reports (its CASE lines)")
+_ap.add_argument("--shard", default="0/1", metavar="I/N", help="run every N-th selected case from the I-th")
 _ap.add_argument("--inductor-config", action="append", default=[], metavar="NAME=VALUE",
                  help="an inductor setting for every compile, e.g. emulate_precision_casts=True (repeatable)")
 _ap.add_argument("--budget", type=float, default=None,
@@ -261,6 +263,12 @@ def main():
     sel = [c for c in CASES if (not ARGS.only or any(p in c["name"] for p in ARGS.only))
            and not any(p in c["name"] for p in ARGS.skip)]
     sel = [c for c in sel if not (c["gpu_only"] and INTERPRET) and not (c["cpu_only"] and GPU)]
+    if ARGS.resume:
+        with open(ARGS.resume) as log:
+            done = {line.split()[1] for line in log if line.startswith("CASE ")}
+        sel = [c for c in sel if c["name"] not in done]
+    shard, shards = map(int, ARGS.shard.split("/"))
+    sel = sel[shard::shards]
     if ARGS.dry_run:
         for c in sel:
             print(f"CASE {c['name']} gpu_only={c['gpu_only']} dynamic={c['dynamic']}")
