@@ -400,6 +400,15 @@ def test_a_grid_function_reading_a_missing_argument_names_the_parameter(mode):
         run_in(mode, launch_with(grid, "x", "out", BLOCK=16), torch.zeros(8))
 
 
+def test_a_refused_launch_under_compile_names_nothing_the_user_did_not_write():
+    """Refused while Dynamo traces (no kernel runs). Before, Dynamo headed our explanation with
+    "Higher Order Operator: torch_triton_hop_dynamo_entry", the package's internal marker."""
+    with pytest.raises(Exception, match=MISSING_N) as refusal:
+        run_in("compile", launch_with((1,), "x", "out", BLOCK=16), torch.zeros(8))
+    message = str(refusal.value)
+    assert "Higher Order Operator" not in message and "dynamo_entry" not in message, message
+
+
 @pytest.mark.interpreter
 def test_eagerly_a_missing_argument_is_triton_s_type_error_which_names_it():
     """Arguments that do not bind are left to triton: it binds them before calling the grid."""

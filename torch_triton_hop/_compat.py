@@ -732,14 +732,23 @@ def dynamo_wrap_fx_proxy(tx: Any, proxy: Any) -> Any:
 
 
 def register_dynamo_hop_handler(hop: HigherOrderOperator, call_function: Any) -> None:
+    """Dynamo traces a call of `hop` with `call_function(tx, args, kwargs)`.
+
+    torch 2.11-2.13: Dynamo makes a HOP's VariableTracker from
+    higher_order_ops._hop_name_to_variable_class. torch >= 2.12 wraps each subclass's
+    call_function at class creation (add_hop_context) to head the errors it raises with
+    "Higher Order Operator: <name>"; ours are marker HOPs the user never wrote, and our errors
+    name the kernel and the argument, so the handler is set after the class is made, unwrapped.
+    """
     from torch._dynamo.variables import higher_order_ops
 
     class _Variable(higher_order_ops.TorchHigherOrderOperatorVariable):
         _HOP_NAME = hop.__name__
 
-        def call_function(self, tx: Any, args: Any, kwargs: Any) -> Any:
-            return call_function(tx, list(args), dict(kwargs))
+    def _call_function(self: Any, tx: Any, args: Any, kwargs: Any) -> Any:
+        return call_function(tx, list(args), dict(kwargs))
 
+    _Variable.call_function = _call_function
     _Variable.__name__ = f"{hop.__name__}_variable"
     higher_order_ops._hop_name_to_variable_class[hop.__name__] = _Variable
 
