@@ -262,7 +262,7 @@ class TestControlFlow(TestCase):
             torch.testing.assert_close(written, eager_written)
             torch.testing.assert_close(written, 2 * x)
         else:
-            with self.assertRaisesRegex(torch._dynamo.exc.Unsupported,
+            with self.assertRaisesRegex(torch._dynamo.exc.TorchDynamoException,
                                         "inside torch.compiler.nested_compile_region writes its argument 'x_ptr'"):
                 compiled(x.clone())
 

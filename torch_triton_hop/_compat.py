@@ -735,7 +735,7 @@ def register_dynamo_hop_handler(hop: HigherOrderOperator, call_function: Any) ->
     """Dynamo traces a call of `hop` with `call_function(tx, args, kwargs)`.
 
     torch 2.11-2.13: Dynamo makes a HOP's VariableTracker from
-    higher_order_ops._hop_name_to_variable_class. torch >= 2.12 wraps each subclass's
+    higher_order_ops._hop_name_to_variable_class, and wraps each subclass's
     call_function at class creation (add_hop_context) to head the errors it raises with
     "Higher Order Operator: <name>"; ours are marker HOPs the user never wrote, and our errors
     name the kernel and the argument, so the handler is set after the class is made, unwrapped.
