@@ -211,7 +211,7 @@ def run_case(c):
     fused_names = sorted(set(_FUSED_RE.findall(code)))
     fused = bool(fused_names)
     warns = [m for lvl, n, m in _CAP.records if lvl >= logging.WARNING]
-    reasons = [m for lvl, n, m in _CAP.records if lvl < logging.WARNING and "not fused" in m]
+    reasons = [m for lvl, n, m in _CAP.records if lvl < logging.WARNING and ("not fused" in m or "nothing fused" in m)]
     ok = True
     if any(d.startswith("UNFUSED COMPILE") for d in details):
         ok = False
