@@ -410,7 +410,9 @@ def install_static_launchers() -> None:
 
     from . import config
 
-    make_launchers = triton_heuristics.CachingAutotuner._make_launchers
+    make_launchers = getattr(triton_heuristics.CachingAutotuner, "_make_launchers", None)
+    if make_launchers is None:  # not in any supported torch; triton's launchers, as inductor makes them
+        return
 
     @functools.wraps(make_launchers)
     def _make_launchers(self: Any) -> Any:
