@@ -33,6 +33,7 @@ _ap.add_argument("--dry-run", action="store_true")
 _ap.add_argument("--only", action="append", default=[])
 _ap.add_argument("--skip", action="append", default=[])
 _ap.add_argument("--verbose", action="store_true")
+_ap.add_argument("--dynamic", action="store_true", help="compile every case with dynamic=True (symbolic sizes)")
 _ap.add_argument("--resume", metavar="LOG", help="skip the cases an earlier run's LOG reports (its CASE lines)")
 _ap.add_argument("--shard", default="0/1", metavar="I/N", help="run every N-th selected case from the I-th")
 _ap.add_argument("--inductor-config", action="append", default=[], metavar="NAME=VALUE",
@@ -193,7 +194,7 @@ def run_case(c):
             eager.append(None)
             details.append(f"eager raised {type(e).__name__}: {e}"[:200])
     try:
-        unfused, ucode = _compile_run(fn, arg_sets, False, c["dynamic"], c["seed"], c["post"])
+        unfused, ucode = _compile_run(fn, arg_sets, False, c["dynamic"] or ARGS.dynamic, c["seed"], c["post"])
         if _FUSED_RE.search(ucode):
             details.append("UNFUSED COMPILE RAN A FUSED KERNEL (cache served the fused graph?)")
     except Exception as e:  # noqa: BLE001
@@ -201,7 +202,7 @@ def run_case(c):
         details.append(f"unfused raised {type(e).__name__}: {str(e).splitlines()[0][:200]}")
     _CAP.records.clear()
     try:
-        fused_res, code = _compile_run(fn, arg_sets, True, c["dynamic"], c["seed"], c["post"])
+        fused_res, code = _compile_run(fn, arg_sets, True, c["dynamic"] or ARGS.dynamic, c["seed"], c["post"])
     except Exception as e:  # noqa: BLE001
         tb = traceback.format_exc()
         msg = f"FUSED RAISED {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
