@@ -22,7 +22,8 @@
 #   bash benchmarks/device_runs.sh numerics        # 1 GPU: fusion_hunt.py under inductor's numerics settings (~6 min)
 #   bash benchmarks/device_runs.sh compile_settings  # 1 GPU: fusion_hunt.py under cpp_wrapper, max_autotune, ... (~9 min)
 #   SETTING=triton.cudagraphs=True bash benchmarks/device_runs.sh settings_full  # 1 GPU: every hunt case under it
-#       # (RESUME=benchmarks/results/LOG: the cases that LOG does not report; ~5 min)
+#       # (RESUME=benchmarks/results/LOG: the cases that LOG does not report; ~5 min;
+#       #  HUNT_FLAGS=--dynamic: every case with symbolic sizes, SETTING=size_asserts=True, the default)
 #   SEED=9 JOBS=4 COUNT=250 bash benchmarks/device_runs.sh gpu_fuzz   # the fuzzer on one GPU, JOBS processes
 #       # (GPUS=4 JOBS=32: the jobs spread over 4 GPUs, round robin)
 #   PART=tests bash benchmarks/device_runs.sh stored_x2   # 2 GPUs: fusion tests; Liger, Llama, corpus, fuzz tests
@@ -153,7 +154,7 @@ settings_full)
     # processes sharing the GPU; RESUME=LOG leaves out the cases an earlier run's LOG reports
     for shard in 0 1; do
         timeout 540 python3 benchmarks/fusion_hunt.py --inductor-config "$SETTING" --budget 470 --shard "$shard/2" \
-            ${RESUME:+--resume "$RESUME"} > "$OUT/settings_full_${SETTING%%=*}_$shard.log" 2>&1 &
+            ${RESUME:+--resume "$RESUME"} ${HUNT_FLAGS:-} > "$OUT/settings_full_${SETTING%%=*}_$shard.log" 2>&1 &
     done
     wait
     grep -h "SUMMARY\|SKIPPED" "$OUT"/settings_full_*.log

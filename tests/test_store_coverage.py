@@ -18,7 +18,8 @@ import triton.language as tl
 from torch_triton_hop import wrap_triton
 from torch_triton_hop._store_coverage import _by_rows as BY_ROWS  # before any test patches it
 
-from test_fusion_trust import DEVICE, FUSION_LOG, check_exact, compiled
+import torch_triton_hop
+from test_fusion_trust import DEVICE, FUSION_LOG, check_exact, compiled, same_bits
 from test_fusion import fused_launches
 from generated_code import ON_GPU
 
@@ -291,20 +292,91 @@ def test_offsets_from_a_helper_and_offsets_computed_in_floats(caplog):
     assert NOT_FOLLOWED in caplog.text, caplog.text
 
 
-def test_symbolic_sizes_are_not_proven(caplog):
+@triton.jit
+def symbolic_rows_kernel(x_ptr, out_ptr, n_rows, n_cols, stride, ROWS: tl.constexpr, MASK_ROWS: tl.constexpr,
+                         BLOCK: tl.constexpr):
+    row = tl.program_id(0) * ROWS
+    cols = tl.arange(0, BLOCK)
+    for r in range(ROWS):
+        m = cols < n_cols
+        if MASK_ROWS:
+            m = m & (row + r + cols * 0 < n_rows)
+        offs = (row + r) * stride + cols
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
+
+
+def _grid_1d(kind, n, block):
+    return {"cdiv": triton.cdiv(n, block), "short": triton.cdiv(n, block) - 1, "floor": n // block}[kind]
+
+
+def _launch(kernel_kind, x, out):
+    """The launches of test_symbolic_sizes: (kernel kind) -> out written from x."""
+    if kernel_kind in ("cdiv", "short", "floor"):
+        wrap_triton(scale_kernel)[(_grid_1d(kernel_kind, x.numel(), 16),)](x, out, x.numel(), BLOCK=16)
+    elif kernel_kind == "rows":
+        wrap_triton(symbolic_rows_kernel)[(x.shape[0],)](x, out, x.shape[0], x.shape[1], x.stride(0), ROWS=1,
+                                                         MASK_ROWS=False, BLOCK=32)
+    elif kernel_kind == "two_rows_per_program":
+        wrap_triton(symbolic_rows_kernel)[(x.shape[0],)](x, out, 2 * x.shape[0], x.shape[2], x.stride(1), ROWS=2,
+                                                         MASK_ROWS=False, BLOCK=32)
+    elif kernel_kind == "rows_masked_on_the_row":
+        wrap_triton(symbolic_rows_kernel)[(triton.cdiv(x.shape[0], 2),)](x, out, x.shape[0], x.shape[1], x.stride(0),
+                                                                         ROWS=2, MASK_ROWS=True, BLOCK=32)
+
+
+# (kernel, dynamic dims, shape per size, fuses): under dynamic shapes the proof holds for every
+# size (see [Note: A proof over symbolic sizes, by translation]) or the epilogue stays apart.
+SYMBOLIC_CASES = {
+    "cdiv": ([0], lambda s: (s,), True),
+    "short": ([0], lambda s: (s,), False),    # one block short: the last elements unwritten
+    "floor": ([0], lambda s: (s,), False),    # n // BLOCK programs: short where BLOCK does not divide n
+    "rows": ([0], lambda s: (s, 24), True),
+    "two_rows_per_program": ([0], lambda s: (s, 2, 24), True),
+    "rows_of_symbolic_width": ([1], lambda s: (5, s), False),  # BLOCK 32 may be narrower than a row
+    "rows_masked_on_the_row": ([0], lambda s: (s, 24), False),  # the program id in a mask
+}
+
+
+@pytest.mark.parametrize("kind", list(SYMBOLIC_CASES))
+def test_symbolic_sizes(kind, caplog):
+    """Compiled once with symbolic sizes, then run at other sizes: each bit for bit as eager,
+    with y NaN where the kernel leaves out unwritten (so a fused epilogue that skipped those
+    elements would differ)."""
+    dims, shape, fuses = SYMBOLIC_CASES[kind]
+    launch_kind = "rows" if kind == "rows_of_symbolic_width" else kind
+
     def f(x, y):
         out = torch.empty_like(x)
-        wrap_triton(scale_kernel)[(triton.cdiv(x.numel(), 16),)](x, out, x.numel(), BLOCK=16)
+        _launch(launch_kind, x, out)
         return out + y
 
-    x = torch.randn(100, device=DEVICE)
-    y = nan_from(100, 100)
-    torch._dynamo.mark_dynamic(x, 0)
-    torch._dynamo.mark_dynamic(y, 0)
+    def inputs(size):
+        x = torch.randn(shape(size), device=DEVICE)
+        y = torch.randn(shape(size), device=DEVICE)
+        eager_out = torch.full_like(x, float("nan"))
+        _launch(launch_kind, x, eager_out)  # NaN where the kernel stores nothing
+        y[eager_out.isnan()] = float("nan")
+        for dim in dims:
+            torch._dynamo.mark_dynamic(x, dim)
+            torch._dynamo.mark_dynamic(y, dim)
+        return x, y
+
     with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
-        _, code = compiled(f, x, y, fusion=True)
-    assert not fused_launches(code)
-    assert "symbolic" in caplog.text, caplog.text
+        code = check_exact(f, *inputs(40), expect_fused=fuses)
+    assert "ks0" in code or "s0" in code or "s1" in code, code  # the premise: the sizes were symbolic
+    if not fuses:
+        assert "the grid's symbolic axis" in caplog.text, caplog.text
+    torch._dynamo.reset()
+    previous, torch_triton_hop.config.fusion = torch_triton_hop.config.fusion, True
+    try:
+        compiled_f = torch.compile(f, fullgraph=True)
+        compiled_f(*inputs(40))
+        with torch._dynamo.config.patch(error_on_recompile=True):
+            for size in (37, 64, 100, 3):
+                x, y = inputs(size)
+                assert same_bits(compiled_f(x, y), f(x, y)), size
+    finally:
+        torch_triton_hop.config.fusion = previous
 
 
 @triton.jit

@@ -22,7 +22,7 @@ from torch_triton_hop import wrap_triton
 from test_fusion_trust import DEVICE, FUSION_LOG, check_exact
 from test_fusion import pointwise_kernels
 from test_store_coverage import RANGE_OVER_TENSORS
-from generated_code import compile_and_code
+from torch._inductor.utils import run_and_get_code
 import fusion_kernels as F
 
 pytestmark = pytest.mark.any_device
@@ -155,19 +155,39 @@ def test_a_prologue_used_elsewhere_is_not_stored_without_its_conditions(case, re
     assert reason in caplog.text, caplog.text
 
 
-def test_symbolic_sizes_are_not_stored(caplog):
+@pytest.mark.parametrize("dynamic", ["rows", "every_size"])
+def test_symbolic_sizes(dynamic, caplog):
+    """Rows symbolic (a batch or sequence that varies, as automatic dynamic shapes make it): the
+    proof holds for every number of rows (see [Note: A proof over symbolic sizes, by
+    translation]) and the fused kernel stores h, exact at other sizes without recompiling.
+    Every size symbolic: the kernel's BLOCK may be narrower than a row, no proof."""
     def f(x, r):
         h = x + r
         return norm(h), h * 3.0
 
+    def inputs(rows):
+        x, r = torch.randn(rows, 24, device=DEVICE), torch.randn(rows, 24, device=DEVICE)
+        for t in (x, r):
+            torch._dynamo.mark_dynamic(t, 0)
+        return x, r
+
     torch.manual_seed(0)
-    x, r = torch.randn(16, 24, device=DEVICE), torch.randn(16, 24, device=DEVICE)
     with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
         torch._dynamo.reset()
-        out, code = compile_and_code(f, x, r, dynamic=True)
-    torch.testing.assert_close(out, f(x, r), rtol=0, atol=0)
-    assert not stores_prologue(caplog.text)
-    assert "its sizes are symbolic" in caplog.text, caplog.text
+        fn = torch.compile(f, fullgraph=True, dynamic=True if dynamic == "every_size" else None)
+        x, r = inputs(16)
+        out, codes = run_and_get_code(fn, x, r)
+    for got, expected in zip(out, f(x, r)):
+        torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    assert stores_prologue(caplog.text) == (dynamic == "rows"), caplog.text
+    if dynamic == "every_size":
+        assert "no proof that the fused kernel would store each of its elements once" in caplog.text, caplog.text
+        return
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        for rows in (5, 33, 2):
+            x, r = inputs(rows)
+            for got, expected in zip(fn(x, r), f(x, r)):
+                torch.testing.assert_close(got, expected, rtol=0, atol=0)
 
 
 @RANGE_OVER_TENSORS

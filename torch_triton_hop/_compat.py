@@ -197,6 +197,16 @@ def concrete_scalar(value: Any) -> Any:
     return value
 
 
+def size_hint(value: Any) -> int | None:
+    """The example value of a SymInt (an int as it is); None for an unbacked one (from data).
+
+    torch 2.11-2.13: SymInt.node (a SymNode) has_hint() / hint; no public accessor (the
+    symbolic_shapes functions for it were renamed in 2.13)."""
+    if not isinstance(value, torch.SymInt):
+        return value
+    return int(value.node.hint) if value.node.has_hint() else None
+
+
 def guard_or_false(condition: Any) -> bool:
     """A SymBool as a bool, guarding on it; False where that needs data (unbacked symbols).
 

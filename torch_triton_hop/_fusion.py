@@ -547,7 +547,7 @@ def _replace(launch: LaunchFusion, fused_key: str, candidates: dict[str, Candida
             else:  # the argument is no longer loaded; one of the operands keeps the signature
                 kwargs[arg] = max(candidate.operands, key=lambda o: node_value(o).dim())
             if plans[arg].stored:
-                kwargs[plans[arg].stored] = _stored_buffer(graph, candidate.sink)
+                kwargs[plans[arg].stored] = _stored_buffer(graph, candidate.sink, launch.sizes)
             kwargs.update({param: launch.sizes.node(value) for param, value in plans[arg].sizes.items()})
             kwargs.update(plans[arg].scalar_args())
         # A pair written over its input and split apart shares memory no longer.
@@ -605,11 +605,13 @@ def _stored_buffer_value(t: torch.Tensor) -> torch.Tensor:
     return t.new_empty_strided(t.size(), t.stride())
 
 
-def _stored_buffer(graph: torch.fx.Graph, sink: torch.fx.Node) -> torch.fx.Node:
-    """A fresh buffer of `sink`'s layout, which a stored prologue's fused kernel fills."""
+def _stored_buffer(graph: torch.fx.Graph, sink: torch.fx.Node, sizes: Any) -> torch.fx.Node:
+    """A fresh buffer of `sink`'s layout, which a stored prologue's fused kernel fills; its
+    symbolic sizes and strides computed by nodes from the graph's inputs (`sizes`, a
+    SymbolicSizes)."""
     value = node_value(sink)
-    buffer = graph.call_function(aten.empty_strided.default, (list(value.size()), list(value.stride())),
-                                 {"dtype": value.dtype, "device": value.device})
+    layout = [[sizes.node(d) if isinstance(d, torch.SymInt) else d for d in part] for part in (value.size(), value.stride())]
+    buffer = graph.call_function(aten.empty_strided.default, tuple(layout), {"dtype": value.dtype, "device": value.device})
     buffer.meta["val"] = _stored_buffer_value(value)
     return buffer
 

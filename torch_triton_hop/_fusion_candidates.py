@@ -457,9 +457,9 @@ class LaunchFusion:
             early = [o.name for o in others if self.order[o] <= self.order[self.node]]
             if early:
                 raise Refused(f"{sink.name} is used elsewhere too, by {', '.join(early)} before the launch")
-            if not all(isinstance(d, int) for d in (*node_value(sink).size(), *node_value(sink).stride())):
-                raise Refused(f"{sink.name} is used elsewhere too, and its sizes are symbolic: the fused kernel could "
-                               "store it only with a proof that it stores every element, which needs static sizes")
+            for size in (*node_value(sink).size(), *node_value(sink).stride()):  # of the buffer it is stored to
+                if isinstance(size, torch.SymInt):
+                    self.sizes.check_value(size)
         members = {sink}
         changed = True
         while changed and len(members) < _MAX_REGION:

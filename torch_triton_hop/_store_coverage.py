@@ -52,7 +52,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from . import _compat
+from . import _compat, _symbolic_coverage as _symbolic
 from ._analysis import WRITE_OPS, complete_arguments, entry_function, ttir_argument_names
 from ._side_table import base_kernel, kernel_side_table, module_constants
 from ._index_values import (
@@ -108,14 +108,18 @@ def _reason(kernel_key: str, kwargs: dict[str, Any], constant_args: str, configs
 
     tensor = kwargs[name]
     layout = (tuple(tensor.size()), tuple(tensor.stride()))
-    if not all(isinstance(v, int) for v in (*layout[0], *layout[1], *grids)):
+    symbolic = _symbolic.symbolic((*layout[0], *layout[1], *grids))
+    if symbolic and read is not None:
         return f"the sizes of {name} or the grid are symbolic"
     arguments = kernel_arguments(kwargs, constant_args, validate=False)
     runs = [({**arguments, **c["kwargs"]}, grids[3 * i: 3 * i + 3]) for i, c in enumerate(configs)] or \
         [(arguments, grids[:3])]
     try:
         for args, grid in runs:
-            _check_run(kernel_key, args, tuple(grid), name, layout, access, every, once, read)
+            if symbolic:
+                _check_symbolic_run(kernel_key, args, list(grid), name, layout, access, every, once)
+            else:
+                _check_run(kernel_key, args, tuple(grid), name, layout, access, every, once, read)
     except NoProof as e:
         return str(e)
     except Exception as e:  # noqa: BLE001  TTIR this does not read: no proof, the safe path
@@ -123,23 +127,53 @@ def _reason(kernel_key: str, kwargs: dict[str, Any], constant_args: str, configs
     return None
 
 
-def _check_run(kernel_key: str, args: dict[str, Any], grid: tuple[int, ...], output: str,
-               layout: tuple[tuple[int, ...], tuple[int, ...]], access: str, every: bool, once: bool,
-               read: str | None = None) -> None:
+def _check_symbolic_run(kernel_key: str, args: dict[str, Any], grid: list[Any], output: str,
+                        layout: tuple[tuple[Any, ...], tuple[Any, ...]], access: str, every: bool, once: bool) -> None:
+    """_check_run for a launch with symbolic sizes, by the concrete proof of its first program
+    along the symbolic grid axis (see [Note: A proof over symbolic sizes, by translation])."""
     base = base_kernel(kernel_side_table.get_kernel(kernel_key))
     args = complete_arguments(kernel_side_table.get_kernel(kernel_key), args)
+
+    def shift_of(axis: int, bound: str | None) -> int:
+        program, params, names, _ = _program(base, args, _scalars(args, bound), output, access, None)
+        return _symbolic.translation_shift(program, params, names.index(output), axis,
+                                           names.index(bound) if bound is not None else None)
+
+    try:
+        reduced = _symbolic.reduced_runs(args, grid, output, layout, shift_of)
+        _check_run(kernel_key, args, reduced.grid, output, reduced.layout, access, every, once,
+                   translation=reduced.translation)
+    except NoProof as e:
+        raise NoProof(f"{e} (with symbolic sizes the proof is made on the first program along the grid's symbolic "
+                      "axis, which every other program must repeat shifted)") from None
+
+
+def _scalars(args: dict[str, Any], bound: str | None) -> dict[str, int]:
+    """The integer scalars the evaluation follows: a symbolic one is unknown to it, but for
+    the bound of a 1-D block (see [Note: A proof over symbolic sizes, by translation])."""
     scalars = {}
     for name, value in args.items():
-        if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        if isinstance(value, (torch.SymFloat, torch.SymBool)):
             raise NoProof(f"argument {name} is symbolic")
-        if isinstance(value, int):  # bool too: an i1 parameter
+        if name == bound:
+            scalars[name] = _symbolic.BOUND_VALUE
+        elif isinstance(value, int):  # bool too: an i1 parameter
             scalars[name] = value
+    return scalars
+
+
+def _check_run(kernel_key: str, args: dict[str, Any], grid: tuple[int, ...], output: str,
+               layout: tuple[tuple[int, ...], tuple[int, ...]], access: str, every: bool, once: bool,
+               read: str | None = None, translation: _symbolic.Translation | None = None) -> None:
+    base = base_kernel(kernel_side_table.get_kernel(kernel_key))
+    args = complete_arguments(kernel_side_table.get_kernel(kernel_key), args)
+    scalars = _scalars(args, translation.bound if translation else None)
     # Module constants decide the TTIR as constexprs do (see [Note: Module constants of a kernel]).
-    arguments = tuple(sorted((n, repr(v) if not isinstance(v, torch.Tensor) else ("tensor", v.dtype))
-                             for n, v in args.items()))
+    arguments = tuple(sorted((n, "symbolic" if isinstance(v, torch.SymInt) else repr(v)
+                              if not isinstance(v, torch.Tensor) else ("tensor", v.dtype)) for n, v in args.items()))
 
     def result_key(name: str, kind: str, followed_read: str | None) -> tuple:
-        return (kernel_key, module_constants(base), grid, name, kind, followed_read, layout, arguments)
+        return (kernel_key, module_constants(base), grid, name, kind, followed_read, layout, arguments, translation)
 
     key = result_key(output, access, read)
     with _results_lock:
@@ -147,7 +181,7 @@ def _check_run(kernel_key: str, args: dict[str, Any], grid: tuple[int, ...], out
     if cached is None:
         try:
             with _compat.compile_timed("torch_triton_hop.store_coverage_proof"):
-                counts, read_counts = _prove(base, args, scalars, grid, output, layout, access, read)
+                counts, read_counts = _prove(base, args, scalars, grid, output, layout, access, read, translation)
             cached = _Verdict("", counts.missing, counts.repeated)
         except NoProof as e:
             cached, read_counts = _Verdict(str(e), 0, 0), None
@@ -194,14 +228,17 @@ _proven_slices: dict[tuple, tuple[_Counts, _Counts | None]] = {}
 _results_lock = threading.Lock()
 
 
-def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple[int, ...], output: str,
-           layout: tuple[tuple[int, ...], tuple[int, ...]], access: str,
-           read: str | None = None) -> tuple[_Counts, _Counts | None]:
-    """The counts of the `access`es (tt.store / tt.load) of `output`; NoProof where their
-    addresses, masks or conditions are not followed, or an access may fall outside the
-    layout's span. With `read` (stores only), also NoProof where a tt.load through `read`
-    reaches an element after a store to it, or in another program than the one storing it;
-    and the counts of those loads (over the same layout), else None."""
+class _Parsed(NamedTuple):
+    program: "_Program"
+    params: dict[int, Any]     # per TTIR parameter, what the evaluation gives it
+    names: list[str | None]    # per TTIR parameter, the kernel argument it is
+    aliases: dict[str, str]    # the module's #loc aliases, for messages
+
+
+def _program(base: Any, args: dict[str, Any], scalars: dict[str, int], output: str, access: str,
+             read: str | None) -> _Parsed:
+    """The kernel's accesses of `output` as a _Program, and what the evaluation gives each
+    TTIR parameter: a pointer, a scalar's value, else UNKNOWN."""
     text, folded = _compat.generate_ttir_text(base, args)
     functions, aliases = parse_module(text)
     entry = entry_function(functions, base)
@@ -225,6 +262,24 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
             params[param] = np.array([value], dtype=bool if isinstance(value, bool) else np.int64)
         else:
             params[param] = UNKNOWN
+    return _Parsed(program, params, names, aliases)
+
+
+def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple[int, ...], output: str,
+           layout: tuple[tuple[int, ...], tuple[int, ...]], access: str,
+           read: str | None = None, translation: Any = None) -> tuple[_Counts, _Counts | None]:
+    """The counts of the `access`es (tt.store / tt.load) of `output`; NoProof where their
+    addresses, masks or conditions are not followed, or an access may fall outside the
+    layout's span. With `read` (stores only), also NoProof where a tt.load through `read`
+    reaches an element after a store to it, or in another program than the one storing it;
+    and the counts of those loads (over the same layout), else None. With a `translation`,
+    also NoProof where the programs along its axis do not repeat this one shifted by its shift."""
+    program, params, names, aliases = _program(base, args, scalars, output, access, read)
+    if translation is not None:
+        shift = _symbolic.translation_shift(program, params, names.index(output), translation.axis,
+                                            names.index(translation.bound) if translation.bound else None)
+        if shift != translation.shift:
+            raise NoProof(f"programs are {shift} elements apart, not {translation.shift}")
     sizes, strides = layout
     span = 1 + sum((s - 1) * st for s, st in zip(sizes, strides)) if all(sizes) else 0
     signature = (program.signature(params), grid, layout, program.largest)
