@@ -4,6 +4,7 @@ kernels, eager against torch.compile with fusion on (and, where they differ, off
     python benchmarks/fuzz_fusion.py --seed 0 --count 1000 --batch 40 --out /tmp/fuzz_fusion
     python benchmarks/fuzz_fusion.py --seed 0 --count 1000 --out /tmp/fuzz_fusion --resume
     python benchmarks/fuzz_fusion.py --seed 0 --index 9 --out /tmp/fuzz_fusion   # one program
+    FUZZ_DYNAMIC=1 python benchmarks/fuzz_fusion.py ...   # every program compiled with dynamic=True
 
 Programs run in batches, each batch one torch.compile (one inductor compile) of all its
 programs. Prints progress, what fused, what was refused (counts by reason) and every failure: a

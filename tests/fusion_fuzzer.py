@@ -55,6 +55,9 @@ from generated_modules import import_generated
 
 # --- dtypes and values ----------------------------------------------------------------------
 
+# FUZZ_DYNAMIC=1: every program compiled with dynamic=True (symbolic sizes: the store-coverage
+# proof over symbolic sizes, the sizes fused kernels take as arguments), its reproducers too.
+DYNAMIC = os.environ.get("FUZZ_DYNAMIC") == "1"
 FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 INTS = (torch.int8, torch.uint8, torch.int32, torch.int64)
 DTYPES = FLOATS + INTS + (torch.bool,)
@@ -890,7 +893,7 @@ class Program:
         comment = "".join(f"# {line}\n" for line in note.splitlines())
         return _REPRODUCER.format(note=comment, describe=self.describe(), kernel=self.kernel.source + SECOND_LAUNCH,
                                   program=self.source(), name=self.name, inputs=inputs,
-                                  outputs=[(o.source, o.view_shape) for o in self.outputs])
+                                  outputs=[(o.source, o.view_shape) for o in self.outputs], dynamic=DYNAMIC)
 
 
 _REPRODUCER = '''"""Fusion fuzzer reproducer (tests/fusion_fuzzer.py): {describe}
@@ -954,7 +957,7 @@ if __name__ == "__main__":
     for fusion in (False, True):
         torch_triton_hop.config.fusion = fusion
         torch._dynamo.reset()
-        results[fusion] = torch.compile({name}, fullgraph=True, dynamic=False)(*inputs())
+        results[fusion] = torch.compile({name}, fullgraph=True, dynamic={dynamic})(*inputs())
     failed = False
     for i, (source, view_shape) in enumerate({outputs}):
         written = same(zeros[source], ones[source]).reshape(view_shape) if source else \
@@ -1284,7 +1287,7 @@ def _compile_once(programs: list[Program], device: str, fusion: bool,
     try:
         with _capturing() as capture:
             try:
-                outputs = torch.compile(batch, fullgraph=True, dynamic=False)(inputs)
+                outputs = torch.compile(batch, fullgraph=True, dynamic=DYNAMIC)(inputs)
                 return [[o.detach().cpu() for o in out] for out in outputs], capture, "", ""
             except Exception as e:  # noqa: BLE001 - a failure to report, attributed by the caller
                 return None, capture, f"{type(e).__name__}: {str(e)[:3000]}", "".join(traceback.format_exception(e))

@@ -253,17 +253,27 @@ class _Shift:
             offset = self.bounded.get(mask)
             if offset is None:
                 self._refuse(op, "a mask")
-            address = self.program.defining.get(pointer)
-            base = self.program.defining.get(address[0].operands[0]) if address and address[0].name == "tt.addptr" \
-                else None
+            address = self.program.defining.get(self._root(pointer))
+            base = self.program.defining.get(self._root(address[0].operands[0])) \
+                if address and address[0].name == "tt.addptr" else None
             if base is None or base[0].name != "tt.splat" or base[0].operands[0] != self.output or \
                     self._root(address[0].operands[1]) != offset:
                 raise NoProof("a mask compares with a symbolic size other offsets than the access's", op)
         self.access_shifts.add(self.shift.get(pointer, 0))
 
     def _root(self, value: int) -> int:
-        while value in self.program.defining and self.program.defining[value][0].name == "arith.extsi":
-            value = self.program.defining[value][0].operands[0]
+        """The value `value` equals in every lane, past sign extensions, a callee's returned
+        value, and additions of zero (a fused kernel's offsets are `_tth_zero() + offs`)."""
+        while value in self.program.defining:
+            op = self.program.defining[value][0]
+            if op.name in ("arith.extsi", FORWARD):
+                value = op.operands[0]
+            elif op.name in ("arith.addi", "tt.addptr") and self._number(op.operands[1]) == 0:
+                value = op.operands[0]
+            elif op.name == "arith.addi" and self._number(op.operands[0]) == 0:
+                value = op.operands[1]
+            else:
+                return value
         return value
 
     def _for(self, op: Op) -> None:
