@@ -362,8 +362,7 @@ def test_symbolic_sizes(kind, caplog):
         return x, y
 
     with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
-        code = check_exact(f, *inputs(40), expect_fused=fuses)
-    assert "ks0" in code or "s0" in code or "s1" in code, code  # the premise: the sizes were symbolic
+        check_exact(f, *inputs(40), expect_fused=fuses)
     if not fuses:
         assert "the grid's symbolic axis" in caplog.text, caplog.text
     torch._dynamo.reset()
@@ -371,7 +370,7 @@ def test_symbolic_sizes(kind, caplog):
     try:
         compiled_f = torch.compile(f, fullgraph=True)
         compiled_f(*inputs(40))
-        with torch._dynamo.config.patch(error_on_recompile=True):
+        with torch._dynamo.config.patch(error_on_recompile=True):  # the premise: the sizes are symbolic
             for size in (37, 64, 100, 3):
                 x, y = inputs(size)
                 assert same_bits(compiled_f(x, y), f(x, y)), size

@@ -133,8 +133,12 @@ def _check_symbolic_run(kernel_key: str, args: dict[str, Any], grid: list[Any], 
     along the symbolic grid axis (see [Note: A proof over symbolic sizes, by translation])."""
     base = base_kernel(kernel_side_table.get_kernel(kernel_key))
     args = complete_arguments(kernel_side_table.get_kernel(kernel_key), args)
+    for param in _compat.kernel_params(base):
+        if param.is_constexpr and isinstance(args.get(param.name), torch.SymInt):
+            # The TTIR would be made for one value (capture specializes constexprs; a direct call may not).
+            raise NoProof(f"constexpr {param.name} is symbolic")
 
-    def shift_of(axis: int, bound: str | None) -> int:
+    def shift_of(axis: int, bound: str | None) -> _symbolic.Shift:
         program, params, names, _ = _program(base, args, _scalars(args, bound), output, access, None)
         return _symbolic.translation_shift(program, params, names.index(output), axis,
                                            names.index(bound) if bound is not None else None)
@@ -278,8 +282,8 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
     if translation is not None:
         shift = _symbolic.translation_shift(program, params, names.index(output), translation.axis,
                                             names.index(translation.bound) if translation.bound else None)
-        if shift != translation.shift:
-            raise NoProof(f"programs are {shift} elements apart, not {translation.shift}")
+        if shift.elements != translation.shift:
+            raise NoProof(f"programs are {shift.elements} elements apart, not {translation.shift}")
     sizes, strides = layout
     span = 1 + sum((s - 1) * st for s, st in zip(sizes, strides)) if all(sizes) else 0
     signature = (program.signature(params), grid, layout, program.largest)

@@ -39,11 +39,11 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from . import _compat, _compat_inductor
-from ._index_values import FORWARD, UNKNOWN, NoProof, Pointer, evaluate, same_size_pointer_cast
+from . import _compat
+from ._index_values import FORWARD, UNKNOWN, _WIDTHS, NoProof, Pointer, _result_type, evaluate, same_size_pointer_cast
 from ._ttir import Block, Op
 
-__all__ = ["Translation", "ReducedRun", "reduced_runs", "translation_shift", "BOUND_VALUE"]
+__all__ = ["Translation", "ReducedRun", "Shift", "reduced_runs", "translation_shift", "BOUND_VALUE"]
 
 # What a bound (`offs < n`) holds in the evaluation of program 0: past every offset of an i32
 # comparison (a symbol whose example value is 2^31 or more is refused: triton would pass it
@@ -103,6 +103,7 @@ def reduced_runs(args: dict[str, Any], grid: list[Any], output: str,
         except NoProof as e:
             reason = str(e)
             continue
+        shift, wraps = shift.elements, shift.wraps
         for rows, row_stride, inner in _row_layouts(sizes, strides):
             if bound is not None and (row_stride != 1 or inner[0]):
                 continue  # the 1-D block form: the layout's elements one after another
@@ -111,14 +112,22 @@ def reduced_runs(args: dict[str, Any], grid: list[Any], output: str,
             per_program = shift // row_stride
             if bound is None:
                 holds = _compat.statically_known_true(rows == per_program * count)
-            else:
-                holds = _covers(count, shift, rows)
-            if holds:
-                reduced = tuple(1 if i == axis else g for i, g in enumerate(grid))
-                return ReducedRun(reduced, ((per_program, *inner[0]), (row_stride, *inner[1])),
-                                  Translation(axis, shift, bound))
-        reason = (f"programs {shift} elements apart do not tile the rows of {output} "
-                  f"(sizes {list(sizes)}, strides {list(strides)}, grid {list(grid)})")
+            else:  # a grid of cdiv(n, BLOCK): the last program's block is cut at n, and no program is past it
+                holds = _compat.statically_known_true(count == (rows + shift - 1) // shift)
+            if not holds:
+                continue
+            # Offsets computed in 32 bits equal p * D plus program 0's modulo 2^32: where every
+            # address is below 2^31 they are equal (the guard inductor installs for its own
+            # 32-bit indexing; a larger output recompiles).
+            if wraps and not _compat.guard_or_false(rows * row_stride + shift <= 2**31 - 1):
+                reason = f"{output} may have 2^31 elements or more, where the kernel's 32-bit offsets wrap"
+                break
+            reduced = tuple(1 if i == axis else g for i, g in enumerate(grid))
+            return ReducedRun(reduced, ((per_program, *inner[0]), (row_stride, *inner[1])),
+                              Translation(axis, shift, bound))
+        else:
+            reason = (f"programs {shift} elements apart do not tile the rows of {output} "
+                      f"(sizes {list(sizes)}, strides {list(strides)}, grid {list(grid)})")
     raise NoProof(reason)
 
 
@@ -153,20 +162,6 @@ def _row_layouts(sizes: list[Any], strides: list[Any]) -> list[tuple[Any, int, t
     return found
 
 
-def _covers(count: Any, shift: int, rows: Any) -> bool:
-    """Whether count * shift >= rows for every value of the symbols: a grid of cdiv(rows, shift)
-    (FloorDiv(rows + shift - 1, shift), as Dynamo traces triton.cdiv) or more."""
-    if _compat.statically_known_true(count * shift >= rows):
-        return True
-    expression, total = _compat_inductor.sympy_value(count), _compat_inductor.sympy_value(rows)
-    if isinstance(expression, _compat_inductor.sympy_floor_div()):
-        # floor(a / d) >= (a - d + 1) / d for integers
-        numerator, divisor = expression.args
-        difference = (shift * (numerator - divisor + 1) - divisor * total).expand()
-        return bool(difference.is_number and difference >= 0)
-    return False
-
-
 # --- the translation on the TTIR -----------------------------------------------------------
 
 _PASSING = {FORWARD, "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.unsplat",
@@ -180,7 +175,17 @@ class _Uniform:
     live = np.ones((1,), dtype=bool)
 
 
-def translation_shift(program: Any, params: dict[int, Any], output: int, axis: int, bound: int | None) -> int:
+class Shift(NamedTuple):
+    elements: int  # D
+    wraps: bool    # an address computed from the program id in 32-bit arithmetic
+
+
+def _integer_width(op: Op) -> int | None:
+    """The width of an op's integer (or integer tensor) result; None for pointers and floats."""
+    return _WIDTHS.get(_result_type(op)[1]) if op.results else None
+
+
+def translation_shift(program: Any, params: dict[int, Any], output: int, axis: int, bound: int | None) -> Shift:
     """D of [Note: A proof over symbolic sizes, by translation] for the accesses of
     `program` (a _Program of _store_coverage) through parameter index `output`; `params`
     per TTIR parameter value what the evaluation gives it, `bound` the parameter index of
@@ -198,6 +203,8 @@ class _Shift:
         self.bound_values: set[int] = set()    # n, splat or forwarded
         self.bounded: dict[int, int] = {}      # a mask `a < n` (and-ed with masks free of the id) -> a
         self.access_shifts: set[int] = set()
+        self.wrapping: set[int] = set()        # shifted values computed in 32-bit arithmetic
+        self.wraps = False                     # an access's address is one of them
 
     def run(self) -> int:
         program = self.program
@@ -214,7 +221,7 @@ class _Shift:
         if len(self.access_shifts) != 1:
             raise NoProof("the accesses are shifted apart by different amounts between programs"
                           if self.access_shifts else "no access")
-        return self.access_shifts.pop()
+        return Shift(self.access_shifts.pop(), self.wraps)
 
     def _marked(self, value: int) -> bool:
         return bool(self.shift.get(value)) or value in self.bound_values or value in self.bounded
@@ -249,6 +256,8 @@ class _Shift:
     def _access(self, op: Op) -> None:
         pointer, *rest = op.operands
         mask = rest[1] if op.name == "tt.store" and len(rest) > 1 else rest[0] if op.name == "tt.load" and rest else None
+        if self.bound is not None and mask not in self.bounded:
+            raise NoProof("an access is not masked by `offsets < n`: past n it would store outside the output", op)
         if mask is not None and self._marked(mask):
             offset = self.bounded.get(mask)
             if offset is None:
@@ -260,6 +269,7 @@ class _Shift:
                     self._root(address[0].operands[1]) != offset:
                 raise NoProof("a mask compares with a symbolic size other offsets than the access's", op)
         self.access_shifts.add(self.shift.get(pointer, 0))
+        self.wraps |= pointer in self.wrapping
 
     def _root(self, value: int) -> int:
         """The value `value` equals in every lane, past sign extensions, a callee's returned
@@ -337,6 +347,17 @@ class _Shift:
                 return
             self._refuse(op, "a mask other than `offsets < n`")
         result = op.results[0] if op.results else None
+        width = _integer_width(op)
+        if width is not None and width < 32:
+            self._refuse(op, "an integer narrower than 32 bits")
+        tainted = [o for o in operands if self.shift.get(o)]
+        if len(tainted) > 1 and any(o in self.wrapping for o in tainted):
+            # Two values, each p * D plus a part, one computed in 32 bits: where it wraps, the
+            # other may bring the sum back into the output (see the Note), no longer p * D apart.
+            self._refuse(op, "a sum of two values computed from the program id, one in 32-bit arithmetic,")
+        if any(o in self.wrapping for o in tainted) or (
+                width == 32 and name in ("arith.addi", "arith.subi", "arith.muli") and tainted):
+            self.wrapping.add(result)
         if name in _PASSING or same_size_pointer_cast(op):
             self.shift[result] = shifts[0]
         elif name in ("arith.addi", "tt.addptr"):
