@@ -21,14 +21,18 @@ concrete proof of its first program along the symbolic grid axis.
 # One more form, the 1-D block of elementwise kernels: `offs = pid * BLOCK + arange(BLOCK)`,
 # stored through `out + offs` where `offs < n`, n a symbolic scalar equal to the output's
 # number of elements (contiguous, so C = 1 and I is empty). The comparison is the one use of
-# the program id in a mask the proof follows: the mask `offs < n` (possibly and-ed with masks
-# free of the program id), on the very offsets the access adds to the output's pointer.
-# Program 0 is evaluated with n past every offset, so it stores D elements; with the shift,
-# programs 0..G-1 store [0, G*D) cut at n, which is [0, R) where n = R and G*D >= R (a grid of
-# cdiv(n, BLOCK), proven on its floor division).
-# The kernel's integer arithmetic wraps at 32 bits where it is written so (`pid * BLOCK` in
-# i32): at sizes past 2^31 elements such a kernel, as written, stores outside its output, and
-# no fusion makes that program defined.
+# the program id in a mask the proof follows: every access masked by `offs < n` (possibly
+# and-ed with masks free of the program id), on the very offsets it adds to the output's
+# pointer. Program 0 is evaluated with n past every offset, so it stores D elements; with
+# the shift, programs 0..G-1 store [0, G*D) cut at n, which is [0, R) where n = R and the
+# grid is cdiv(n, BLOCK) (no program past n either, see below).
+# Integers: the shifted values must be 32 or 64 bits wide. One computed in 32 bits (`pid *
+# BLOCK` in i32) may wrap, and then equals p * D plus program 0's value only modulo 2^32;
+# ring ops and sign extension keep that congruence, so where every address the model gives is
+# below 2^31 the address is the model's. Hence a guard that the output has fewer than 2^31
+# elements (with D to spare), the one inductor installs for its own 32-bit indexing: a larger
+# output recompiles. A sum of two shifted values, one of them computed in 32 bits, is refused:
+# one could bring the other's wrap back into the output.
 """
 
 from __future__ import annotations
