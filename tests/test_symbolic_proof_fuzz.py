@@ -75,7 +75,28 @@ def wrapped_then_extended_kernel(out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, 1.0)
 
 
+@triton.jit
+def oversized_grid_kernel(out_ptr, n, BLOCK: tl.constexpr):
+    # A grid far past cdiv(n, BLOCK): pid * BLOCK wraps at 32 bits to a negative offset, which
+    # passes `offs < n` and stores before the output.
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, 1.0, mask=offs < n)
+
+
+@triton.jit
+def constexpr_offset_kernel(out_ptr, W: tl.constexpr):
+    # A constexpr given a symbolic value: a TTIR made for one value proves nothing for the others.
+    pid = tl.program_id(0)
+    tl.store(out_ptr + pid * 2 + tl.arange(0, 2) + (W - 2), 1.0)
+
+
 REPROS = {
+    "oversized_grid": (oversized_grid_kernel, fuzz_symbolic_proof.Launch(
+        {"out_ptr": "empty(3 * s)"}, {"n": "3 * s", "BLOCK": 1024}, ("s * 2048", "1", "1"), values=[2, 3])),
+    "symbolic_constexpr": (constexpr_offset_kernel, fuzz_symbolic_proof.Launch(
+        {"out_ptr": "empty(s, 2)"}, {"W": "s"}, ("s", "1", "1"), values=[2, 3, 5])),
+    "symbolic_constexpr_static_layout": (constexpr_offset_kernel, fuzz_symbolic_proof.Launch(
+        {"out_ptr": "empty(3, 2)"}, {"W": "s"}, ("3", "1", "1"), values=[2, 3, 5])),
     "unmasked_block": (unmasked_block_kernel, fuzz_symbolic_proof.Launch(
         {"out_ptr": "empty(3 * s)"}, {"n": "3 * s", "BLOCK": 4}, ("(3 * s + 3) // 4", "1", "1"), values=[2, 3, 5, 7])),
     "wrapped_then_extended": (wrapped_then_extended_kernel, fuzz_symbolic_proof.Launch(

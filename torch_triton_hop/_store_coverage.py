@@ -131,12 +131,7 @@ def _check_symbolic_run(kernel_key: str, args: dict[str, Any], grid: list[Any], 
                         layout: tuple[tuple[Any, ...], tuple[Any, ...]], access: str, every: bool, once: bool) -> None:
     """_check_run for a launch with symbolic sizes, by the concrete proof of its first program
     along the symbolic grid axis (see [Note: A proof over symbolic sizes, by translation])."""
-    base = base_kernel(kernel_side_table.get_kernel(kernel_key))
-    args = complete_arguments(kernel_side_table.get_kernel(kernel_key), args)
-    for param in _compat.kernel_params(base):
-        if param.is_constexpr and isinstance(args.get(param.name), torch.SymInt):
-            # The TTIR would be made for one value (capture specializes constexprs; a direct call may not).
-            raise NoProof(f"constexpr {param.name} is symbolic")
+    base, args = _kernel_and_arguments(kernel_key, args)
 
     def shift_of(axis: int, bound: str | None) -> _symbolic.Shift:
         program, params, names, _ = _program(base, args, _scalars(args, bound), output, access, None)
@@ -150,6 +145,18 @@ def _check_symbolic_run(kernel_key: str, args: dict[str, Any], grid: list[Any], 
     except NoProof as e:
         raise NoProof(f"{e} (with symbolic sizes the proof is made on the first program along the grid's symbolic "
                       "axis, which every other program must repeat shifted)") from None
+
+
+def _kernel_and_arguments(kernel_key: str, args: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The base kernel and every argument of a launch (defaults filled in); NoProof for a
+    symbolic constexpr, whose TTIR would be made for one value (capture specializes
+    constexprs; a direct call may not)."""
+    base = base_kernel(kernel_side_table.get_kernel(kernel_key))
+    args = complete_arguments(kernel_side_table.get_kernel(kernel_key), args)
+    for param in _compat.kernel_params(base):
+        if param.is_constexpr and isinstance(args.get(param.name), (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            raise NoProof(f"constexpr {param.name} is symbolic")
+    return base, args
 
 
 def _scalars(args: dict[str, Any], bound: str | None) -> dict[str, int]:
@@ -169,8 +176,7 @@ def _scalars(args: dict[str, Any], bound: str | None) -> dict[str, int]:
 def _check_run(kernel_key: str, args: dict[str, Any], grid: tuple[int, ...], output: str,
                layout: tuple[tuple[int, ...], tuple[int, ...]], access: str, every: bool, once: bool,
                read: str | None = None, translation: _symbolic.Translation | None = None) -> None:
-    base = base_kernel(kernel_side_table.get_kernel(kernel_key))
-    args = complete_arguments(kernel_side_table.get_kernel(kernel_key), args)
+    base, args = _kernel_and_arguments(kernel_key, args)
     scalars = _scalars(args, translation.bound if translation else None)
     # Module constants decide the TTIR as constexprs do (see [Note: Module constants of a kernel]).
     arguments = tuple(sorted((n, "symbolic" if isinstance(v, torch.SymInt) else repr(v)

@@ -358,7 +358,9 @@ class _Shift:
         if len(tainted) > 1 and any(o in self.wrapping for o in tainted):
             # Two values, each p * D plus a part, one computed in 32 bits: where it wraps, the
             # other may bring the sum back into the output (see the Note), no longer p * D apart.
-            self._refuse(op, "a sum of two values computed from the program id, one in 32-bit arithmetic,")
+            raise NoProof(f"{name} of two values computed from the program id along the grid's symbolic axis, one "
+                          "of them in 32-bit arithmetic (where it wraps, the other may bring the sum back into the "
+                          "output)", op)
         if any(o in self.wrapping for o in tainted) or (
                 width == 32 and name in ("arith.addi", "arith.subi", "arith.muli") and tainted):
             self.wrapping.add(result)
