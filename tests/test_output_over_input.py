@@ -209,3 +209,38 @@ def test_liger_rms_norm_backward_fuses_the_gradient_sum_and_the_residual_gradien
     assert backward and "'dX_ptr': ['add" in backward[0] and "'dY_ptr': ['add" in backward[0], caplog.text
     for e, g in zip(expected, got):
         torch.testing.assert_close(g, e)
+
+
+@pytest.mark.parametrize("kernel, fuses", [(row_in_place, True), (reads_next_row_in_place, False),
+                                           (reads_back_in_place, False)], ids=["row", "next_row", "read_back"])
+def test_symbolic_rows(kernel, fuses, caplog):
+    """Rows symbolic (as automatic dynamic shapes make them): the proof that each element is
+    loaded before it is stored, by the program that stores it, holds for every number of rows
+    where program p repeats program 0 a row further on (see [Note: A proof over symbolic sizes,
+    by translation]); a program reading the next row, or reading back what it stored, is not
+    split. Each compiled once, then exact at other row counts."""
+    def f(a, b, r):
+        h = a * 2.0 + b
+        n_rows, n_cols = h.shape
+        if kernel is reads_next_row_in_place:
+            wrap_triton(kernel)[(n_rows,)](h, h, n_rows, n_cols, BLOCK=32)
+        else:
+            wrap_triton(kernel)[(n_rows,)](h, h, n_cols, BLOCK=32)
+        return h - r
+
+    def inputs(n_rows):
+        tensors = [torch.randn(n_rows, 20, device=DEVICE) for _ in range(3)]
+        for t in tensors:
+            torch._dynamo.mark_dynamic(t, 0)
+        return tensors
+
+    torch.manual_seed(0)
+    check(f, *inputs(10), fused=["x_ptr", "out_ptr"] if fuses else [],
+          reason=None if fuses else "the grid's symbolic axis", caplog=caplog)
+    torch._dynamo.reset()
+    compiled = torch.compile(f, fullgraph=True)
+    compiled(*inputs(10))
+    with torch._dynamo.config.patch(error_on_recompile=True):  # the premise: the rows are symbolic
+        for n_rows in (3, 33):
+            args = inputs(n_rows)
+            torch.testing.assert_close(compiled(*args), f(*args), rtol=0, atol=0)

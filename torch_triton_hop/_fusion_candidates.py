@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from . import _compat, _compat_inductor
+from ._fusion_source import NotFusible
 from ._fx_values import node_value
 from ._graph_sizes import SymbolicSizes
 from ._hops import parse_shared_memory, triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
@@ -296,8 +297,17 @@ class LaunchFusion:
                 if not twin.users:
                     self.graph.erase_node(twin)
             old = node_value(value)
+            try:  # symbolic sizes: computed from the graph's inputs
+                for size in (*old.size(), *old.stride()):
+                    if isinstance(size, torch.SymInt):
+                        self.sizes.check_value(size)
+            except NotFusible as e:
+                refused[written] = f"the kernel writes it over {read} (one tensor), and its new buffer's size: {e}"
+                continue
             with self.graph.inserting_before(node):
-                buffer = self.graph.call_function(aten.empty_strided.default, (list(old.size()), list(old.stride())),
+                layout = [[self.sizes.node(d) if isinstance(d, torch.SymInt) else d for d in part]
+                          for part in (old.size(), old.stride())]
+                buffer = self.graph.call_function(aten.empty_strided.default, tuple(layout),
                                                   {"dtype": old.dtype, "device": old.device})
             buffer.meta["val"] = old.new_empty_strided(old.size(), old.stride())
             self.order[buffer] = self.order[node] - 0.5

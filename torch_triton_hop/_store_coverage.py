@@ -109,15 +109,13 @@ def _reason(kernel_key: str, kwargs: dict[str, Any], constant_args: str, configs
     tensor = kwargs[name]
     layout = (tuple(tensor.size()), tuple(tensor.stride()))
     symbolic = _symbolic.symbolic((*layout[0], *layout[1], *grids))
-    if symbolic and read is not None:
-        return f"the sizes of {name} or the grid are symbolic"
     arguments = kernel_arguments(kwargs, constant_args, validate=False)
     runs = [({**arguments, **c["kwargs"]}, grids[3 * i: 3 * i + 3]) for i, c in enumerate(configs)] or \
         [(arguments, grids[:3])]
     try:
         for args, grid in runs:
             if symbolic:
-                _check_symbolic_run(kernel_key, args, list(grid), name, layout, access, every, once)
+                _check_symbolic_run(kernel_key, args, list(grid), name, layout, access, every, once, read)
             else:
                 _check_run(kernel_key, args, tuple(grid), name, layout, access, every, once, read)
     except NoProof as e:
@@ -128,19 +126,21 @@ def _reason(kernel_key: str, kwargs: dict[str, Any], constant_args: str, configs
 
 
 def _check_symbolic_run(kernel_key: str, args: dict[str, Any], grid: list[Any], output: str,
-                        layout: tuple[tuple[Any, ...], tuple[Any, ...]], access: str, every: bool, once: bool) -> None:
+                        layout: tuple[tuple[Any, ...], tuple[Any, ...]], access: str, every: bool, once: bool,
+                        read: str | None = None) -> None:
     """_check_run for a launch with symbolic sizes, by the concrete proof of its first program
     along the symbolic grid axis (see [Note: A proof over symbolic sizes, by translation])."""
     base, args = _kernel_and_arguments(kernel_key, args)
 
     def shift_of(axis: int, bound: str | None) -> _symbolic.Shift:
-        program, params, names, _ = _program(base, args, _scalars(args, bound), output, access, None)
+        program, params, names, _ = _program(base, args, _scalars(args, bound), output, access, read)
         return _symbolic.translation_shift(program, params, names.index(output), axis,
-                                           names.index(bound) if bound is not None else None)
+                                           names.index(bound) if bound is not None else None,
+                                           names.index(read) if read is not None else None)
 
     try:
         reduced = _symbolic.reduced_runs(args, grid, output, layout, shift_of)
-        _check_run(kernel_key, args, reduced.grid, output, reduced.layout, access, every, once,
+        _check_run(kernel_key, args, reduced.grid, output, reduced.layout, access, every, once, read,
                    translation=reduced.translation)
     except NoProof as e:
         raise NoProof(f"{e} (with symbolic sizes the proof is made on the first program along the grid's symbolic "
@@ -287,7 +287,8 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
     program, params, names, aliases = _program(base, args, scalars, output, access, read)
     if translation is not None:
         shift = _symbolic.translation_shift(program, params, names.index(output), translation.axis,
-                                            names.index(translation.bound) if translation.bound else None)
+                                            names.index(translation.bound) if translation.bound else None,
+                                            names.index(read) if read is not None else None)
         if shift.elements != translation.shift:
             raise NoProof(f"programs are {shift.elements} elements apart, not {translation.shift}")
     sizes, strides = layout

@@ -189,19 +189,24 @@ def _integer_width(op: Op) -> int | None:
     return _WIDTHS.get(_result_type(op)[1]) if op.results else None
 
 
-def translation_shift(program: Any, params: dict[int, Any], output: int, axis: int, bound: int | None) -> Shift:
+def translation_shift(program: Any, params: dict[int, Any], output: int, axis: int, bound: int | None,
+                      read: int | None = None) -> Shift:
     """D of [Note: A proof over symbolic sizes, by translation] for the accesses of
     `program` (a _Program of _store_coverage) through parameter index `output`; `params`
     per TTIR parameter value what the evaluation gives it, `bound` the parameter index of
-    the 1-D block form's n. NoProof where program p does not repeat program 0 shifted."""
-    return _Shift(program, params, output, axis, bound).run()
+    the 1-D block form's n, `read` that of an argument the program's loads of which are
+    followed too (an output written over the kernel's input): one shift for all. NoProof where
+    program p does not repeat program 0 shifted."""
+    return _Shift(program, params, output, axis, bound, read).run()
 
 
 class _Shift:
-    def __init__(self, program: Any, params: dict[int, Any], output: int, axis: int, bound: int | None) -> None:
+    def __init__(self, program: Any, params: dict[int, Any], output: int, axis: int, bound: int | None,
+                 read: int | None) -> None:
         self.program, self.params, self.axis = program, params, axis
         entry = program.entry
         self.output = entry.params[output]
+        self.bases = {self.output} | ({entry.params[read]} if read is not None else set())
         self.bound = entry.params[bound] if bound is not None else None
         self.shift: dict[int, int] = {}        # value -> its shift (absent: 0)
         self.bound_values: set[int] = set()    # n, splat or forwarded
@@ -269,7 +274,7 @@ class _Shift:
             address = self.program.defining.get(self._root(pointer))
             base = self.program.defining.get(self._root(address[0].operands[0])) \
                 if address and address[0].name == "tt.addptr" else None
-            if base is None or base[0].name != "tt.splat" or base[0].operands[0] != self.output or \
+            if base is None or base[0].name != "tt.splat" or base[0].operands[0] not in self.bases or \
                     self._root(address[0].operands[1]) != offset:
                 raise NoProof("a mask compares with a symbolic size other offsets than the access's", op)
         self.access_shifts.add(self.shift.get(pointer, 0))
