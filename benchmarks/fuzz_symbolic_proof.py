@@ -7,10 +7,15 @@ The proof over symbolic sizes (see [Note: A proof over symbolic sizes, by transl
 torch_triton_hop/_symbolic_coverage.py) claims a property for EVERY value of the symbols. This
 generates random small @triton.jit kernels whose launches are parametrized by one symbol s
 (1-D blocks over s * W elements, rows of an (s, W) output, several rows per program, tiles of
-s * BM rows, flat indices split by divisions), builds each launch with a real ShapeEnv (a
-backed SymInt s, fake meta tensors of symbolic sizes, symbolic scalars and grid), and asks
+s * BM rows, flat indices split by divisions, outputs written over the kernel's input), builds
+each launch with a real ShapeEnv (a backed SymInt s, fake meta tensors of symbolic sizes,
+symbolic scalars and grid), and asks
   unstored_reason(out, once=False), unstored_reason(out, once=True),
-  reloaded_reason(x)                      where the kernel loads x (or out, in place).
+  reloaded_reason(x)                      where the kernel loads x (or out, in place),
+  read_after_store_reason(out, x)         where x is out (the same tensor passed twice: about
+                                          half the launches of kernels that load x, every
+                                          launch of the family over_input),
+  read_after_store_reason(out, out)       where the kernel loads and stores through out.
 Where the symbolic question answers None (proven), the same question is asked concretely
 (plain meta tensors, ints) at each chosen value of s (2, 3, 5, 7, 16, 17, 31, 64, 100, 129 and
 two random ones, those whose tensors stay small), from empty caches: every answer must be None.
@@ -23,7 +28,10 @@ Each generator writes a form the proof reads (a 1-D block under `offs < n` with 
 elements and a cdiv grid, one or several rows per program with a grid of s, tiles of BM rows)
 and, for about half of the cases and launches, one or two mutations of it (a mask, an offset, a
 program id, a layout, a scalar or a grid that departs from the form): the proven questions are
-the plain forms' (about a third of all), the mutations probe what the proof must refuse.
+the plain forms' (about a third of all), the mutations probe what the proof must refuse. The
+family over_input (see gen_over_input) mutates what read_after_store_reason must refuse: a
+program that loads the next program's row or block, loads back what it stored, or loads at
+another shift per program than it stores.
 
 Backed symbols range from 2 (sizes 0 and 1 are specialized by Dynamo): s is checked from 2.
 
@@ -80,11 +88,15 @@ class Launch:
     hint: int = 37
     values: list[int] = dataclasses.field(default_factory=list)
     questions: list[tuple] = dataclasses.field(default_factory=list)
+    over_input: bool = False  # x_ptr is the very tensor out_ptr is (an output written over its input)
 
     def build(self, s: Any) -> tuple[dict[str, Any], tuple[Any, Any, Any]]:
         """The kwargs and grid at `s` (an int, or a SymInt: then call under a FakeTensorMode)."""
         names = {"s": s, "empty": _empty, "torch": torch}
-        tensors = {n: eval(e, names) for n, e in self.tensors.items()}  # noqa: S307 (ours)
+        tensors = {n: eval(e, names) for n, e in self.tensors.items()  # noqa: S307 (ours)
+                   if not (self.over_input and n == "x_ptr")}
+        if self.over_input:
+            tensors["x_ptr"] = tensors["out_ptr"]
         scalars = {n: eval(v, names) if isinstance(v, str) else v for n, v in self.scalars.items()}  # noqa: S307
         grid = tuple(eval(g, names) for g in self.grid)  # noqa: S307 (ours)
         return {**tensors, **scalars}, grid
@@ -113,7 +125,10 @@ class Launch:
             all(span <= MAX_ELEMENTS for span in spans)
 
     def describe(self) -> str:
-        lines = [f"tensors {self.tensors}", f"scalars {self.scalars}", f"grid {list(self.grid)}",
+        tensors = {n: e for n, e in self.tensors.items() if not (self.over_input and n == "x_ptr")}
+        if self.over_input:
+            tensors["x_ptr"] = "out_ptr (the same tensor)"
+        lines = [f"tensors {tensors}", f"scalars {self.scalars}", f"grid {list(self.grid)}",
                  f"s: a backed SymInt, hint {self.hint}"]
         try:
             kwargs, grid = self.symbolic()
@@ -141,11 +156,18 @@ class Case:
     kernel: Any = None
 
 
-def _questions(launch: Launch, loaded: str | None, rng: random.Random) -> Launch:
-    """The questions asked, and the values of s checked (those that keep the launch small)."""
+def _questions(launch: Launch, loaded: str | None, rng: random.Random, over_input: bool | None = None) -> Launch:
+    """The questions asked, and the values of s checked (those that keep the launch small).
+    Where the kernel loads x_ptr, the launch passes out_ptr's tensor as x_ptr too (written over
+    its input: `over_input`, or at random) and asks read_after_store_reason(out, x); where it
+    loads out_ptr itself (in place), read_after_store_reason(out, out)."""
     launch.questions = [("unstored", "out_ptr", False), ("unstored", "out_ptr", True)]
     if loaded:
         launch.questions.append(("reloaded", loaded))
+    if loaded == "x_ptr":
+        launch.over_input = rng.random() < 0.5 if over_input is None else over_input
+    if loaded == "out_ptr" or launch.over_input:
+        launch.questions.append(("read_after_store", "out_ptr", loaded))
     launch.hint = rng.choice([2, 3, 17, 37, 64, 100, 1000])
     candidates = list(VALUES) + [rng.randint(2, 300) for _ in range(RANDOM_VALUES)]
     launch.values = sorted({v for v in candidates if launch.fits(v)})
@@ -464,9 +486,169 @@ def gen_flat_index(rng: random.Random, name: str) -> tuple[str, list[Launch]]:
     return k.source(), launches
 
 
+def gen_over_input(rng: random.Random, name: str) -> tuple[str, list[Launch]]:
+    """An output written over the kernel's input: x_ptr and out_ptr one tensor (or a kernel in
+    place, through out_ptr alone), read_after_store_reason(out, x) asked of every launch. Rows
+    (`row * stride_r + cols`, one or M rows per program, a grid of s; or a row in chunks of
+    columns, loaded in a first loop and loaded and stored in a second, as softmax does) or 1-D
+    blocks (`offs < n` on the loads and the stores, a cdiv grid), each loaded where it is
+    stored (the forms the proof reads; also lanes reversed within the row or block, a second
+    load of the same elements, the program's next row or next chunk loaded before its own
+    iteration stores it: correct too); and the mutations this question must refuse: a load of
+    the next program's row or block (`(row + 1) % n_rows`, `row + 1` masked by `row + 1 <
+    n_rows` or not, `offs + BLOCK` under `offs + BLOCK < n`, `(offs + BLOCK) % n`, `offs + 1`),
+    a load back after a store (stored, loaded, stored again; the previous row or chunk the
+    program stored; a first loop that stores), a load shifted by another amount per program
+    than the store (`pid * 2 * W` against `pid * W`, row 0 in every program, `row // 2`), two
+    loads of different shifts, an unmasked load of a masked block, the other half of a row split
+    between programs of a second (concrete) grid axis; and launch mutations (a grid one past or
+    short, the row count or n one off, a padded layout)."""
+    form = rng.choice(["rows", "rows", "blocks", "blocks", "loop"])
+    axis = rng.choice([0] * 6 + [1, 2])
+    x = rng.choice(["out_ptr"] + ["x_ptr"] * 6)   # loaded: out_ptr where the kernel works in place
+    wide = rng.random() < 0.2
+    k = _Kernel(rng, name, ["x_ptr", "out_ptr", "n", "n_rows", "n_cols", "stride_r", "BLOCK: tl.constexpr"])
+    k.add(f"pid = tl.program_id({axis})")
+    if wide:
+        k.add("pid = pid.to(tl.int64)")
+    correct = ["same", "same", "same", "reversed", "twice"]
+    wrong = ["next_mod", "next_masked", "next", "after", "double", "first", "half", "two_shifts", "after_other"]
+    per_program = 1
+    split = form == "rows" and rng.random() < 0.2
+    if form == "rows":
+        per_program = rng.choice([1] * 5 + [2, 3])
+        if per_program > 1:
+            correct.append("next_in_program")    # row + 1 where r + 1 < M: stored by this program's next iteration
+            wrong.append("prev_in_program")      # row - 1 where r > 0: stored by its previous iteration
+            k.add(f"for r in {rng.choice(['tl.static_range', 'range'])}({per_program}):")
+            k.depth += 1
+            k.add(f"row = pid * {per_program} + r")
+        else:
+            k.add("row = pid")
+        masked = rng.random() < 0.7
+        if split:   # the row in two halves, one per program along a second (concrete) grid axis
+            k.add(f"h = tl.program_id({next(a for a in range(3) if a != axis)})",
+                  "cols = h * BLOCK + tl.arange(0, BLOCK)")
+            wrong.append("other_half")
+        else:
+            k.add("cols = tl.arange(0, BLOCK)")
+        mask = "cols < n_cols" if masked else None
+        lanes = mask or "cols >= 0"   # every lane, where the row is not masked
+        at = "row * stride_r + cols"
+        loads = {"same": (at, mask), "reversed": ("row * stride_r + (n_cols - 1 - cols)", mask),
+                 "next_mod": ("((row + 1) % n_rows) * stride_r + cols", mask),
+                 "next_masked": ("(row + 1) * stride_r + cols", f"({lanes}) & (row + 1 < n_rows)"),
+                 "next": ("(row + 1) * stride_r + cols", mask),
+                 "double": (rng.choice(["row * 2 * stride_r + cols", f"pid * {2 * per_program} * stride_r + cols"]),
+                            mask),
+                 "first": ("cols", mask), "half": ("(row // 2) * stride_r + cols", mask),
+                 "next_in_program": ("(row + 1) * stride_r + cols", f"({lanes}) & (r + 1 < {per_program})"),
+                 "prev_in_program": ("(row - 1) * stride_r + cols", f"({lanes}) & (r > 0)"),
+                 "other_half": ("row * stride_r + (1 - h) * BLOCK + tl.arange(0, BLOCK)",
+                                "(1 - h) * BLOCK + tl.arange(0, BLOCK) < n_cols")}
+    elif form == "loop":
+        correct += ["next_in_program"]           # the next chunk, loaded before the next iteration stores it
+        wrong += ["prev_in_program", "store_first"]
+        masked = True
+        k.add("base = pid * stride_r", "cols = tl.arange(0, BLOCK)", "acc = tl.zeros((BLOCK,), dtype=tl.float32)",
+              "for start in range(0, n_cols, BLOCK):")
+        k.add("    c = start + cols")
+        first_pass = rng.choice(["same", "same", "reversed"])
+        at = "base + c"
+        mask = "c < n_cols"
+        loads = {"same": (at, mask), "reversed": ("base + (n_cols - 1 - c)", mask),
+                 "next_mod": ("((pid + 1) % n_rows) * stride_r + c", mask),
+                 "next_masked": ("base + stride_r + c", f"({mask}) & (pid + 1 < n_rows)"),
+                 "next": ("base + stride_r + c", mask), "double": ("pid * 2 * stride_r + c", mask),
+                 "first": ("c", mask), "half": ("(pid // 2) * stride_r + c", mask),
+                 "next_in_program": ("base + c + BLOCK", "c + BLOCK < n_cols"),
+                 "prev_in_program": ("base + c - BLOCK", f"({mask}) & (start > 0)")}
+    else:
+        k.add(rng.choice(["offs = pid * BLOCK + tl.arange(0, BLOCK)", "offs = block_offsets(pid, BLOCK)"]))
+        masked = True
+        mask = "offs < n"
+        at = "offs"
+        loads = {"same": (at, mask), "reversed": ("pid * BLOCK + (BLOCK - 1 - tl.arange(0, BLOCK))", "bounded"),
+                 "next_mod": ("(offs + BLOCK) % n", mask), "next_masked": ("offs + BLOCK", "bounded"),
+                 "next": ("offs + 1", "bounded"), "double": ("pid * 2 * BLOCK + tl.arange(0, BLOCK)", "bounded"),
+                 "first": ("tl.arange(0, BLOCK)", "bounded"), "half": ("offs // 2", mask)}
+        if rng.random() < 0.15:
+            loads["same"] = (at, None)   # an unmasked load: past n in the last block (refused symbolically)
+    load_kind = rng.choice(correct) if rng.random() < 0.6 else rng.choice(wrong)
+
+    def load(variable: str, kind: str) -> None:
+        offsets, m = loads[kind]
+        if m == "bounded":  # cut at n on its own offsets (the 1-D block form's mask of every access)
+            k.add(f"o_{variable} = {offsets}")
+            offsets, m = f"o_{variable}", f"o_{variable} < n"
+        k.add(f"{variable} = tl.load({x} + {offsets}{', mask=' + m if m else ''})")
+
+    m = f", mask={mask}" if mask else ""
+    if form == "loop":  # the first loop: loads (or, refused, stores) every chunk; the second loads and stores
+        k.depth += 1
+        if load_kind == "store_first":
+            k.add(f"tl.store(out_ptr + {at}, 1.0{m})")
+        else:
+            load("u", first_pass)
+            k.add("acc += u")
+        k.depth -= 1
+        k.add("total = tl.sum(acc, axis=0)", "for start in range(0, n_cols, BLOCK):")
+        k.depth += 1
+        k.add("c = start + cols")
+        if load_kind == "store_first":
+            load_kind = "same"
+    if load_kind in ("after", "after_other"):   # stored, loaded back (the same elements or the next), stored again
+        k.add(f"tl.store(out_ptr + {at}, 1.0{m})")
+        load("v", "same" if load_kind == "after" else rng.choice(["next", "next_masked", "reversed"]))
+        k.add(f"tl.store(out_ptr + {at}, v * 2.0{m})")
+    elif load_kind in ("twice", "two_shifts"):
+        load("v", "same")
+        load("w", rng.choice(["same", "reversed"]) if load_kind == "twice" else
+             rng.choice(["double", "first", "next", "next_masked", "half"]))
+        k.add(f"tl.store(out_ptr + {at}, v + w{m})")
+    else:
+        load("v", load_kind)
+        k.add(f"tl.store(out_ptr + {at}, v * 2.0{' / total' if form == 'loop' else ''}{m})")
+
+    launches = []
+    for _ in range(rng.choice([1, 2, 2])):
+        vary = _Mutations(rng, ["count", "size", "layout"], (0.75, 0.25))
+        if form in ("rows", "loop"):
+            if form == "loop":
+                block = rng.choice([4, 8, 16])
+                width = rng.randint(1, 60)
+            else:
+                width = rng.randint(1, 100) if masked else rng.choice([1, 2, 4, 8, 16, 32, 64])
+                block = _pow2_at_least(width) * (rng.choice([1, 1, 2]) if masked else 1)
+                if split:
+                    width = rng.randint(1, 100) if masked else rng.choice([2, 8, 32, 64])
+                    block = _pow2_at_least(-(-width // 2)) if masked else width // 2
+            rows = "s" if per_program == 1 else f"{per_program} * s"
+            pad = vary(rng, "layout", rng.choice([0, 0, 0, 3]), [1])
+            out = f"empty({rows}, {width})" if not pad else f"empty({rows}, {width + pad})[:, :{width}]"
+            scalars = {"n": 0, "n_rows": vary(rng, "size", rng.choice([rows, 100000]), [f"{rows} - 1"]),
+                       "n_cols": width, "stride_r": width + pad, "BLOCK": block}
+            count = vary(rng, "count", "s", ["s + 1", "s - 1", f"{per_program} * s"])
+        else:
+            block = rng.choice([4, 16, 32, 64])
+            width = rng.choice([block, 2 * block, rng.randint(1, 100), rng.randint(1, 100)])
+            numel = f"s * {width}" if width > 1 else "s"
+            out = vary(rng, "layout", rng.choice([f"empty({numel})", f"empty(s, {width})"]),
+                       [f"empty(s, {width + 2})[:, :{width}]"])
+            n = vary(rng, "size", numel, [f"{numel} - 1", f"{numel} + 1"])
+            scalars = {"n": n, "n_rows": "s", "n_cols": width, "stride_r": width, "BLOCK": block}
+            count = vary(rng, "count", f"({n} + {block - 1}) // {block}", [f"({n} + {block - 1}) // {block} + 1",
+                                                                           f"({n}) // {block}"])
+        others = ("2", "1") if split else ("1", "1")
+        launches.append(_questions(Launch({"x_ptr": out, "out_ptr": out}, scalars, _grid(axis, count, others)), x,
+                                   rng, over_input=True))
+    return k.source(), launches
+
+
 FAMILIES: dict[str, Callable[[random.Random, str], tuple[str, list[Launch]]]] = {
-    "blocks": gen_blocks, "rows": gen_rows, "tiles": gen_tiles, "flat_index": gen_flat_index}
-WEIGHTS = {"blocks": 5, "rows": 5, "tiles": 2, "flat_index": 1}
+    "blocks": gen_blocks, "rows": gen_rows, "tiles": gen_tiles, "flat_index": gen_flat_index,
+    "over_input": gen_over_input}
+WEIGHTS = {"blocks": 5, "rows": 5, "tiles": 2, "flat_index": 1, "over_input": 4}
 
 
 def generate_case(seed: int, index: int) -> Case:
@@ -585,13 +767,16 @@ class Summary:
     refusals: int          # not proven symbolically
     refused_but_concrete: int  # of those, proven at every value asked concretely
     not_made: int          # "the proof could not be made" symbolically (an exception in the proof)
+    read_after_store: int         # read_after_store questions asked (an output written over its input)
+    read_after_store_proven: int  # of those, proven symbolically
 
     def __str__(self) -> str:
         share = self.proven / self.questions if self.questions else 0.0
         return (f"{self.cases} cases, {self.questions} questions: {self.proven} proven symbolically ({share:.0%}), "
                 f"{self.concrete_checks} concrete checks of them, {self.bugs} SOUNDNESS BUGS; {self.refusals} refused "
                 f"({self.refused_but_concrete} proven concretely at every value asked), {self.not_made} "
-                f"'could not be made'")
+                f"'could not be made'; read_after_store: {self.read_after_store} asked, "
+                f"{self.read_after_store_proven} proven symbolically")
 
 
 def summarize(checks: list[Check]) -> Summary:
@@ -600,7 +785,9 @@ def summarize(checks: list[Check]) -> Summary:
         proven=sum(c.proven for c in checks), concrete_checks=sum(len(c.concrete) for c in checks if c.proven),
         bugs=sum(bool(c.bugs) for c in checks), refusals=sum(not c.proven for c in checks),
         refused_but_concrete=sum(c.refused_but_concrete for c in checks),
-        not_made=sum((c.symbolic or "").startswith(NOT_MADE) for c in checks))
+        not_made=sum((c.symbolic or "").startswith(NOT_MADE) for c in checks),
+        read_after_store=sum(c.question[0] == "read_after_store" for c in checks),
+        read_after_store_proven=sum(c.proven for c in checks if c.question[0] == "read_after_store"))
 
 
 def _reason_kind(reason: str) -> str:
@@ -646,6 +833,13 @@ def main(argv: list[str] | None = None) -> int:
             counts[2] += bool(c.bugs)
         for family, (asked, proven, bugs) in sorted(by_family.items()):
             print(f"  {family:12s} {asked:5d} questions, {proven:5d} proven symbolically, {bugs} bugs")
+        by_question: dict[str, list[int]] = {}
+        for c in checks:
+            counts = by_question.setdefault(c.question[0], [0, 0])
+            counts[0] += 1
+            counts[1] += c.proven
+        for kind, (asked, proven) in sorted(by_question.items()):
+            print(f"  {kind:16s} {asked:5d} questions, {proven:5d} proven symbolically")
         reasons: dict[str, int] = {}
         for c in checks:
             if not c.proven:
