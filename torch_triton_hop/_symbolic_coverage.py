@@ -45,7 +45,7 @@ import torch
 
 from . import _compat
 from ._index_values import FORWARD, UNKNOWN, _WIDTHS, NoProof, Pointer, _result_type, evaluate, same_size_pointer_cast
-from ._ttir import Block, Op
+from ._ttir import Op
 
 __all__ = ["Translation", "ReducedRun", "Shift", "reduced_runs", "translation_shift", "BOUND_VALUE"]
 
@@ -180,6 +180,7 @@ class _Uniform:
 
 
 class Shift(NamedTuple):
+    """What translation_shift found of a kernel's accesses."""
     elements: int  # D
     wraps: bool    # an address computed from the program id in 32-bit arithmetic
 
@@ -215,7 +216,7 @@ class _Shift:
         self.wrapping: set[int] = set()        # shifted values computed in 32-bit arithmetic
         self.wraps = False                     # an access's address is one of them
 
-    def run(self) -> int:
+    def run(self) -> Shift:
         program = self.program
         if self.bound is not None:
             self.bound_values.add(self.bound)
