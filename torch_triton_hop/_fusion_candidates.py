@@ -292,18 +292,18 @@ class LaunchFusion:
                 refused[written] = (f"the kernel writes it over {read} (one tensor), and no proof that it loads each "
                                     f"element before storing to it: {reason}")
                 continue
-            if twin is not value:  # the same view computed twice: the launch takes the first twice
-                node.update_kwarg("kwargs", {**node.kwargs["kwargs"], written: value})
-                if not twin.users:
-                    self.graph.erase_node(twin)
-            old = node_value(value)
-            try:  # symbolic sizes: computed from the graph's inputs
-                for size in (*old.size(), *old.stride()):
+            try:  # the new buffer's symbolic sizes, computed from the graph's inputs
+                for size in (*node_value(value).size(), *node_value(value).stride()):
                     if isinstance(size, torch.SymInt):
                         self.sizes.check_value(size)
             except NotFusible as e:
                 refused[written] = f"the kernel writes it over {read} (one tensor), and its new buffer's size: {e}"
                 continue
+            if twin is not value:  # the same view computed twice: the launch takes the first twice
+                node.update_kwarg("kwargs", {**node.kwargs["kwargs"], written: value})
+                if not twin.users:
+                    self.graph.erase_node(twin)
+            old = node_value(value)
             with self.graph.inserting_before(node):
                 layout = [[self.sizes.node(d) if isinstance(d, torch.SymInt) else d for d in part]
                           for part in (old.size(), old.stride())]
