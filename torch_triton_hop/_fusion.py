@@ -610,8 +610,8 @@ def _stored_buffer(graph: torch.fx.Graph, sink: torch.fx.Node, sizes: Any) -> to
     symbolic sizes and strides computed by nodes from the graph's inputs (`sizes`, a
     SymbolicSizes)."""
     value = node_value(sink)
-    layout = [[sizes.node(d) if isinstance(d, torch.SymInt) else d for d in part] for part in (value.size(), value.stride())]
-    buffer = graph.call_function(aten.empty_strided.default, tuple(layout), {"dtype": value.dtype, "device": value.device})
+    buffer = graph.call_function(aten.empty_strided.default, sizes.layout(value),
+                                 {"dtype": value.dtype, "device": value.device})
     buffer.meta["val"] = _stored_buffer_value(value)
     return buffer
 

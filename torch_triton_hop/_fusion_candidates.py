@@ -293,9 +293,7 @@ class LaunchFusion:
                                     f"element before storing to it: {reason}")
                 continue
             try:  # the new buffer's symbolic sizes, computed from the graph's inputs
-                for size in (*node_value(value).size(), *node_value(value).stride()):
-                    if isinstance(size, torch.SymInt):
-                        self.sizes.check_value(size)
+                self.sizes.check_layout(node_value(value))
             except NotFusible as e:
                 refused[written] = f"the kernel writes it over {read} (one tensor), and its new buffer's size: {e}"
                 continue
@@ -305,9 +303,7 @@ class LaunchFusion:
                     self.graph.erase_node(twin)
             old = node_value(value)
             with self.graph.inserting_before(node):
-                layout = [[self.sizes.node(d) if isinstance(d, torch.SymInt) else d for d in part]
-                          for part in (old.size(), old.stride())]
-                buffer = self.graph.call_function(aten.empty_strided.default, tuple(layout),
+                buffer = self.graph.call_function(aten.empty_strided.default, self.sizes.layout(old),
                                                   {"dtype": old.dtype, "device": old.device})
             buffer.meta["val"] = old.new_empty_strided(old.size(), old.stride())
             self.order[buffer] = self.order[node] - 0.5
@@ -467,9 +463,7 @@ class LaunchFusion:
             early = [o.name for o in others if self.order[o] <= self.order[self.node]]
             if early:
                 raise Refused(f"{sink.name} is used elsewhere too, by {', '.join(early)} before the launch")
-            for size in (*node_value(sink).size(), *node_value(sink).stride()):  # of the buffer it is stored to
-                if isinstance(size, torch.SymInt):
-                    self.sizes.check_value(size)
+            self.sizes.check_layout(node_value(sink))  # of the buffer it is stored to
         members = {sink}
         changed = True
         while changed and len(members) < _MAX_REGION:

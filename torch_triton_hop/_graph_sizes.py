@@ -48,6 +48,18 @@ class SymbolicSizes:
         """A node computing `value` (an int where it is one), at the graph's insertion point."""
         return self._build(value, self.graph)
 
+    def check_layout(self, tensor: torch.Tensor) -> None:
+        """NotFusible where a symbolic size or stride of `tensor` cannot be computed in the graph."""
+        for size in (*tensor.size(), *tensor.stride()):
+            if isinstance(size, torch.SymInt):
+                self.check_value(size)
+
+    def layout(self, tensor: torch.Tensor) -> tuple[list[Any], list[Any]]:
+        """`tensor`'s sizes and strides as a new buffer's arguments: ints, and nodes computing
+        the symbolic ones, at the graph's insertion point."""
+        return tuple([self.node(d) if isinstance(d, torch.SymInt) else d for d in part]
+                     for part in (tensor.size(), tensor.stride()))
+
     def replace(self, query: torch.fx.Node) -> None:
         with self.graph.inserting_before(query):
             query.replace_all_uses_with(self.node(_value_of(query)))

@@ -44,10 +44,11 @@ import numpy as np
 import torch
 
 from . import _compat
+from ._fx_values import node_value
 from ._index_values import FORWARD, UNKNOWN, _WIDTHS, NoProof, Pointer, _result_type, evaluate, same_size_pointer_cast
 from ._ttir import Op
 
-__all__ = ["Translation", "ReducedRun", "Shift", "reduced_runs", "translation_shift", "BOUND_VALUE"]
+__all__ = ["Translation", "ReducedRun", "Shift", "symbolic", "reduced_runs", "translation_shift", "BOUND_VALUE"]
 
 # What a bound (`offs < n`) holds in the evaluation of program 0: past every offset of an i32
 # comparison (a symbol whose example value is 2^31 or more is refused: triton would pass it
@@ -70,12 +71,12 @@ class ReducedRun(NamedTuple):
 
 
 def _concrete(value: Any) -> Any:
-    if isinstance(value, torch.fx.Node):
-        value = value.meta.get("val")
-    return _compat.concrete_scalar(value)
+    """An int, SymInt or FX node (a grid size) as its value: an int where it is one."""
+    return _compat.concrete_scalar(node_value(value) if isinstance(value, torch.fx.Node) else value)
 
 
 def symbolic(values: Any) -> bool:
+    """Whether any of `values` (sizes, strides, grid sizes) is symbolic."""
     return not all(isinstance(_concrete(v), int) for v in values)
 
 
