@@ -7,7 +7,8 @@ The proof over symbolic sizes (see [Note: A proof over symbolic sizes, by transl
 torch_triton_hop/_symbolic_coverage.py) claims a property for EVERY value of the symbols. This
 generates random small @triton.jit kernels whose launches are parametrized by one symbol s
 (1-D blocks over s * W elements, rows of an (s, W) output, several rows per program, tiles of
-s * BM rows, flat indices split by divisions, outputs written over the kernel's input), builds
+s * BM rows, flat indices split by divisions, outputs written over the kernel's input, a
+concrete grid whose programs loop over their share of the rows), builds
 each launch with a real ShapeEnv (a backed SymInt s, fake meta tensors of symbolic sizes,
 symbolic scalars and grid), and asks
   unstored_reason(out, once=False), unstored_reason(out, once=True),
@@ -645,10 +646,84 @@ def gen_over_input(rng: random.Random, name: str) -> tuple[str, list[Launch]]:
     return k.source(), launches
 
 
+def gen_row_loops(rng: random.Random, name: str) -> tuple[str, list[Launch]]:
+    """A concrete grid of G programs, each looping over its share of the s-sized rows (see
+    [Note: A row loop of symbolic length] in torch_triton_hop/_symbolic_row_loops.py): chunks
+    `range(pid * R, min((pid + 1) * R, n_rows))` with R = cdiv(n_rows, G) (Liger's RMSNorm
+    backward), grid-stride `range(pid, n_rows, tl.num_programs(0))` or by a constexpr STEP,
+    one program over `range(0, n_rows)`; the program id in 32 or 64 bits (the forms the proof
+    reads); mutations: a chunk starting one off, no min with n_rows or a min with n_rows + 1, a
+    step of 2, a pointer carried from row to row, the row in a mask, the program id in an
+    address or a condition; launch mutations: R the floor of n_rows / G, or s, n_rows one off or
+    concrete, STEP off the grid, a row stride off, two programs over every row, a padded layout."""
+    form = rng.choice(["chunks"] * 3 + ["strided", "strided_step", "whole"])
+    mutate = _Mutations(rng, ["start", "end", "step", "carried", "mask", "pid"])
+    start_kind = mutate(rng, "start", "plain", ["plus_one", "minus_one"])
+    end_kind = mutate(rng, "end", "plain", ["no_min", "plus_one"])
+    step_kind = mutate(rng, "step", "plain", ["two"])
+    carried = mutate(rng, "carried", False, [True])
+    mask_kind = mutate(rng, "mask", rng.choice(["cols", "cols", "none"]), ["row", "row_bound"])
+    pid_kind = mutate(rng, "pid", "plain", ["address", "condition"])
+    wide = rng.random() < 0.6
+    k = _Kernel(rng, name, ["x_ptr", "out_ptr", "n_rows", "n_cols", "stride_r", "R", "k", "STEP: tl.constexpr",
+                            "BLOCK: tl.constexpr"])
+    k.add("pid = tl.program_id(0)" + (".to(tl.int64)" if wide else ""))
+    start = {"chunks": "pid * R", "strided": "pid", "strided_step": "pid", "whole": "0"}[form]
+    start += {"plain": "", "plus_one": " + 1", "minus_one": " - 1"}[start_kind]
+    end = {"plain": "n_rows", "no_min": "n_rows", "plus_one": "n_rows + 1"}[end_kind]
+    if form == "chunks":
+        end = "(pid + 1) * R" if end_kind == "no_min" else f"min((pid + 1) * R, {end})"
+    step = {"chunks": "1", "strided": "tl.num_programs(0)", "strided_step": "STEP", "whole": "1"}[form]
+    if step_kind == "two":
+        step = "2" if step == "1" else f"{step} * 2"
+    if pid_kind == "condition":
+        k.add("if pid < k:")
+        k.depth += 1
+    k.add("cols = tl.arange(0, BLOCK)")
+    if carried:
+        k.add("o = out_ptr", "i = x_ptr")
+    k.add(f"for row in range({start}, {end}, {step}):")
+    k.depth += 1
+    base = "0" if carried else "row * stride_r"
+    if pid_kind == "address":
+        base = f"tl.where(pid >= 0, {base}, 0)"
+    mask = {"none": None, "cols": "cols < n_cols", "row": "(cols < n_cols) & (row < n_rows)",
+            "row_bound": "(cols < n_cols) & (cols < n_rows - row + 64)"}[mask_kind]
+    loaded = _accesses(rng, k, f"{'o' if carried else 'out_ptr'} + {base} + cols",
+                       f"{'i' if carried else 'x_ptr'} + {base} + cols", mask)
+    if carried:
+        k.add("o += stride_r", "i += stride_r")
+
+    launches = []
+    for _ in range(rng.choice([1, 2, 2, 3])):
+        vary = _Mutations(rng, ["R", "n_rows", "grid", "stride_r", "layout", "x"], (0.55, 0.35, 0.1))
+        programs = 1 if form == "whole" else rng.choice([1, 2, 3, 4, 8, 132])
+        programs = vary(rng, "grid", programs, [programs + 1, max(1, programs - 1), 2])
+        masked_cols = mask_kind != "none"
+        width = rng.randint(1, 200) if masked_cols else rng.choice([1, 2, 4, 8, 16, 32, 64, 128])
+        block = _pow2_at_least(width) * (rng.choice([1, 1, 2]) if masked_cols else 1)
+        rows = rng.choice(["s", "s", "2 * s"])
+        kind = vary(rng, "layout", "contiguous", ["padded"])
+        pad = rng.choice([1, 3, 8])
+        out = f"empty({rows}, {width})" if kind == "contiguous" else f"empty({rows}, {width + pad})[:, :{width}]"
+        row_width = width + pad if kind == "padded" else width
+        n_rows = vary(rng, "n_rows", rows, [f"{rows} - 1", f"{rows} + 1", 5])
+        per_program = vary(rng, "R", f"({n_rows} + {programs - 1}) // {programs}",
+                           [f"({n_rows}) // {programs}", "s", f"({n_rows} + {programs - 1}) // {programs} + 1"])
+        scalars = {"n_rows": n_rows, "n_cols": width, "stride_r": vary(rng, "stride_r", row_width,
+                                                                         [row_width + 1, "s"]),
+                   "R": per_program, "k": rng.choice([0, 3, 100000]),
+                   "STEP": vary(rng, "grid", programs, [programs + 1, max(1, programs - 1)]), "BLOCK": block}
+        x = vary(rng, "x", out, [f"empty({rows}, {width})", f"empty({rows} + 1, {width})"])
+        launches.append(_questions(Launch({"x_ptr": x, "out_ptr": out}, scalars, (str(programs), "1", "1")),
+                                   loaded, rng))
+    return k.source(), launches
+
+
 FAMILIES: dict[str, Callable[[random.Random, str], tuple[str, list[Launch]]]] = {
     "blocks": gen_blocks, "rows": gen_rows, "tiles": gen_tiles, "flat_index": gen_flat_index,
-    "over_input": gen_over_input}
-WEIGHTS = {"blocks": 5, "rows": 5, "tiles": 2, "flat_index": 1, "over_input": 4}
+    "over_input": gen_over_input, "row_loops": gen_row_loops}
+WEIGHTS = {"blocks": 5, "rows": 5, "tiles": 2, "flat_index": 1, "over_input": 4, "row_loops": 4}
 
 
 def generate_case(seed: int, index: int) -> Case:
@@ -802,6 +877,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--start", type=int, default=0, help="first case index")
     parser.add_argument("--index", type=int, action="append", help="only this case (repeatable)")
     parser.add_argument("--chunk", type=int, default=100, help="cases per generated module")
+    parser.add_argument("--family", choices=list(FAMILIES),
+                        help="only the cases of --start .. --start + --count - 1 of this family")
     parser.add_argument("--verbose", action="store_true",
                         help="print every question's kernel, launch and answers, and the refusals' reasons")
     args = parser.parse_args(argv)
@@ -810,6 +887,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     checks: list[Check] = []
     try:
+        if args.family and not args.index:
+            args.index = [i for i in range(args.start, args.start + args.count)
+                          if generate_case(args.seed, i).family == args.family]
         if args.index:
             checks = run_batch(args.seed, 0, 0, directory, indices=args.index)
         else:

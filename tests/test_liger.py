@@ -13,6 +13,7 @@ leaves (on torch 2.11 this needs the package's AOTAutograd backport). GroupNorm 
 equal torch.zeros that AOTAutograd's CSE merges into one node (Mean, RSTD): separate buffers.
 """
 
+import logging
 import os
 import subprocess
 import sys
@@ -272,6 +273,58 @@ def test_a_residual_stream_fuses_into_rms_norm_with_symbolic_rows():
                 y, h2 = compiled(*args)
                 torch.testing.assert_close(y, rms_norm_ref(args[0] + args[2], args[1]), **TOL)
                 torch.testing.assert_close(h2, (args[0] + args[2]) * 2.0, rtol=0, atol=0)
+
+
+def test_the_gradients_fuse_into_rms_norm_backward_with_symbolic_rows(caplog):
+    """Training with the rows symbolic, as in a Llama layer: Liger's RMSNorm backward (in place,
+    LigerRMSNorm's default) runs a fixed number of programs (the SM count), each over
+    `rows_per_program = ceil(n_rows / programs)` rows in a loop. The sum of the gradients of
+    the norm's two users fuses into its dY loads, and the residual stream's gradient into its
+    dX stores (see [Note: A row loop of symbolic length]), as with static sizes; other row
+    counts run without recompiling."""
+    torch.manual_seed(0)
+    weights = [torch.randn(64, 64, device=DEVICE) / 8 for _ in range(3)]
+
+    def block(x, w, r):
+        h = x + r
+        y = LigerRMSNormFunction.apply(h, w, 1e-6, 0.0, "llama", True)
+        return (y @ weights[0]).pow(2).sum() + (y @ weights[1]).pow(2).sum() + (h @ weights[2]).pow(2).sum()
+
+    def reference(x, w, r):
+        h = x + r
+        y = rms_norm_ref(h, w)
+        return (y @ weights[0]).pow(2).sum() + (y @ weights[1]).pow(2).sum() + (h @ weights[2]).pow(2).sum()
+
+    def leaves(rows):
+        made = [torch.randn(rows, 64, device=DEVICE), torch.randn(64, device=DEVICE),
+                torch.randn(rows, 64, device=DEVICE)]
+        for t in (made[0], made[2]):
+            torch._dynamo.mark_dynamic(t, 0)
+        return [t.requires_grad_() for t in made]
+
+    def check_gradients(args):
+        copies = [t.detach().clone().requires_grad_() for t in args]
+        reference(*copies).backward()
+        for got, want in zip(args, copies):
+            torch.testing.assert_close(got.grad, want.grad, **TOL)
+
+    with interpreter_float_arguments():
+        torch._dynamo.reset()
+        compiled = torch.compile(block, fullgraph=True)
+        args = leaves(6)
+        with caplog.at_level(logging.DEBUG, logger="torch_triton_hop._fusion"):
+            _, code = run_and_get_code(lambda *a: compiled(*a).backward(), *args)
+        planned = [r.getMessage()[:2000] for r in caplog.records if "launch _rms_norm_backward_kernel" in r.getMessage()]
+        assert len(planned) == 1 and "fused {'dX_ptr': ['" in planned[0] and "'dY_ptr': ['add" in planned[0], planned
+        backward = [line for line in "\n".join(code).splitlines() if "_rms_norm_backward_kernel" in line
+                    and ("_tth_launch(" in line or ".run(" in line)]
+        assert len(backward) == 1 and "_fused" in backward[0], backward
+        check_gradients(args)
+        with torch._dynamo.config.patch(error_on_recompile=True):
+            for rows in (3, 17):
+                args = leaves(rows)
+                compiled(*args).backward()
+                check_gradients(args)
 
 
 @pytest.mark.parametrize("op", params("make_fx"))

@@ -219,10 +219,12 @@ def test_symbolic_rows(kernel, fuses, caplog):
     where program p repeats program 0 a row further on (see [Note: A proof over symbolic sizes,
     by translation]); a program reading the next row, or reading back what it stored, is not
     split. Each compiled once, then exact at other row counts."""
+    takes_n_rows = kernel is reads_next_row_in_place  # outside f: Dynamo on a GPU cannot compare kernels
+
     def f(a, b, r):
         h = a * 2.0 + b
         n_rows, n_cols = h.shape
-        if kernel is reads_next_row_in_place:
+        if takes_n_rows:
             wrap_triton(kernel)[(n_rows,)](h, h, n_rows, n_cols, BLOCK=32)
         else:
             wrap_triton(kernel)[(n_rows,)](h, h, n_cols, BLOCK=32)

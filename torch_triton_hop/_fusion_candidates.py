@@ -306,7 +306,9 @@ class LaunchFusion:
                 buffer = self.graph.call_function(aten.empty_strided.default, self.sizes.layout(old),
                                                   {"dtype": old.dtype, "device": old.device})
             buffer.meta["val"] = old.new_empty_strided(old.size(), old.stride())
-            self.order[buffer] = self.order[node] - 0.5
+            # The buffer and the nodes computing its symbolic sizes come right before the launch.
+            for new in self._new_nodes():
+                self.order[new] = self.order[node] - 0.5
             self.kwargs[written], self.vals[written] = buffer, buffer.meta["val"]
             self.grouped -= {written, read}
             split[written] = read
@@ -320,6 +322,17 @@ class LaunchFusion:
         self.grouped |= {written, read}
         self.graph.erase_node(buffer)
         del self.order[buffer], self.split[written]
+        for size in reversed([n for n in self._new_nodes(known=True) if n.op == "call_function"]):
+            if not size.users:  # its symbolic sizes, where nothing else uses them
+                self.graph.erase_node(size)
+                del self.order[size]
+
+    def _new_nodes(self, known: bool = False) -> list[torch.fx.Node]:
+        """The nodes added before the launch since the plan began (known: those already in
+        self.order, else those not yet)."""
+        start = self.order[self.node]
+        return [n for n in self.graph.nodes if (n in self.order) == known and
+                (not known or start - 1 < self.order[n] < start)]
 
     def _unstored(self, name: str) -> str | None:
         """Why the launch may leave elements of written `name` unstored; None where it provably

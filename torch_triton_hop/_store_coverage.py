@@ -52,7 +52,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from . import _compat, _symbolic_coverage as _symbolic
+from . import _compat, _symbolic_coverage as _symbolic, _symbolic_row_loops as _row_loops
 from ._analysis import WRITE_OPS, complete_arguments, entry_function, ttir_argument_names
 from ._side_table import base_kernel, kernel_side_table, module_constants
 from ._index_values import (
@@ -138,13 +138,25 @@ def _check_symbolic_run(kernel_key: str, args: dict[str, Any], grid: list[Any], 
                                            names.index(bound) if bound is not None else None,
                                            names.index(read) if read is not None else None)
 
+    def row_loop_of(concrete_grid: tuple[int, ...]) -> tuple[_row_loops.RowLoop, _symbolic.Shift]:
+        program, params, names, _ = _program(base, args, _scalars(args), output, access, read)
+        loop = _row_loops.find_row_loop(program)
+        bounds = _row_loops.row_loop_bounds(program, names, concrete_grid, loop)
+        return bounds, _symbolic.translation_shift(program, params, names.index(output), -1, None,
+                                                   names.index(read) if read is not None else None, loop)
+
+    concrete_grid = not _symbolic.symbolic(grid)
     try:
-        reduced = _symbolic.reduced_runs(args, grid, output, layout, shift_of)
+        if concrete_grid:
+            reduced = _row_loops.reduced_run(args, grid, output, layout, row_loop_of)
+        else:
+            reduced = _symbolic.reduced_runs(args, grid, output, layout, shift_of)
         _check_run(kernel_key, args, reduced.grid, output, reduced.layout, access, every, once, read,
                    translation=reduced.translation)
     except NoProof as e:
-        raise NoProof(f"{e} (with symbolic sizes the proof is made on the first program along the grid's symbolic "
-                      "axis, which every other program must repeat shifted)") from None
+        how = ("each program's row loop, whose every iteration must repeat the first shifted" if concrete_grid else
+               "the first program along the grid's symbolic axis, which every other program must repeat shifted")
+        raise NoProof(f"{e} (with symbolic sizes the proof is made on {how})") from None
 
 
 def _kernel_and_arguments(kernel_key: str, args: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -159,15 +171,18 @@ def _kernel_and_arguments(kernel_key: str, args: dict[str, Any]) -> tuple[Any, d
     return base, args
 
 
-def _scalars(args: dict[str, Any], bound: str | None) -> dict[str, int]:
+def _scalars(args: dict[str, Any], bound: str | None = None, ones: tuple[str, ...] = ()) -> dict[str, int]:
     """The integer scalars the evaluation follows: a symbolic one is unknown to it, but for
-    the bound of a 1-D block (see [Note: A proof over symbolic sizes, by translation])."""
+    the bound of a 1-D block (see [Note: A proof over symbolic sizes, by translation]) and
+    the bounds of a row loop, 1 (see [Note: A row loop of symbolic length])."""
     scalars = {}
     for name, value in args.items():
         if isinstance(value, (torch.SymFloat, torch.SymBool)):
             raise NoProof(f"argument {name} is symbolic")
         if name == bound:
             scalars[name] = _symbolic.BOUND_VALUE
+        elif name in ones:
+            scalars[name] = 1
         elif isinstance(value, int):  # bool too: an i1 parameter
             scalars[name] = value
     return scalars
@@ -177,7 +192,7 @@ def _check_run(kernel_key: str, args: dict[str, Any], grid: tuple[int, ...], out
                layout: tuple[tuple[int, ...], tuple[int, ...]], access: str, every: bool, once: bool,
                read: str | None = None, translation: _symbolic.Translation | None = None) -> None:
     base, args = _kernel_and_arguments(kernel_key, args)
-    scalars = _scalars(args, translation.bound if translation else None)
+    scalars = _scalars(args, translation.bound if translation else None, translation.ones if translation else ())
     # Module constants decide the TTIR as constexprs do (see [Note: Module constants of a kernel]).
     arguments = tuple(sorted((n, "symbolic" if isinstance(v, torch.SymInt) else repr(v)
                               if not isinstance(v, torch.Tensor) else ("tensor", v.dtype)) for n, v in args.items()))
@@ -288,7 +303,8 @@ def _prove(base: Any, args: dict[str, Any], scalars: dict[str, int], grid: tuple
     if translation is not None:
         shift = _symbolic.translation_shift(program, params, names.index(output), translation.axis,
                                             names.index(translation.bound) if translation.bound else None,
-                                            names.index(read) if read is not None else None)
+                                            names.index(read) if read is not None else None,
+                                            _row_loops.find_row_loop(program) if translation.row_loop else None)
         if shift.elements != translation.shift:
             raise NoProof(f"programs are {shift.elements} elements apart, not {translation.shift}")
     sizes, strides = layout

@@ -57,10 +57,14 @@ BOUND_VALUE = 2**31 - 1
 
 
 class Translation(NamedTuple):
-    """How the launch's programs along a symbolic grid axis repeat program 0."""
-    axis: int          # the grid axis whose size is symbolic
-    shift: int         # D: elements between the accesses of programs p and p + 1
+    """How the launch's programs along a symbolic grid axis repeat program 0; or, with
+    `row_loop`, how the iterations of a row loop repeat its first (see [Note: A row loop of
+    symbolic length] in _symbolic_row_loops)."""
+    axis: int          # the grid axis whose size is symbolic (row loop: whose program id its bounds read, or -1)
+    shift: int         # D: elements between the accesses of programs p and p + 1 (iterations r and r + 1)
     bound: str | None  # the scalar n of `offs < n` (the 1-D block form), else None
+    row_loop: bool = False
+    ones: tuple[str, ...] = ()  # row loop: the parameters its bounds read, 1 in the reduced run
 
 
 class ReducedRun(NamedTuple):
@@ -192,20 +196,24 @@ def _integer_width(op: Op) -> int | None:
 
 
 def translation_shift(program: Any, params: dict[int, Any], output: int, axis: int, bound: int | None,
-                      read: int | None = None) -> Shift:
+                      read: int | None = None, loop: Op | None = None) -> Shift:
     """D of [Note: A proof over symbolic sizes, by translation] for the accesses of
     `program` (a _Program of _store_coverage) through parameter index `output`; `params`
     per TTIR parameter value what the evaluation gives it, `bound` the parameter index of
     the 1-D block form's n, `read` that of an argument the program's loads of which are
     followed too (an output written over the kernel's input): one shift for all. NoProof where
-    program p does not repeat program 0 shifted."""
-    return _Shift(program, params, output, axis, bound, read).run()
+    program p does not repeat program 0 shifted. With `loop` (an scf.for of the program), the
+    shift is between that loop's iterations r and r + 1 instead, and the program ids are not
+    followed (see [Note: A row loop of symbolic length])."""
+    return _Shift(program, params, output, axis, bound, read, loop).run()
 
 
 class _Shift:
     def __init__(self, program: Any, params: dict[int, Any], output: int, axis: int, bound: int | None,
-                 read: int | None) -> None:
-        self.program, self.params, self.axis = program, params, axis
+                 read: int | None, loop: Op | None = None) -> None:
+        self.program, self.params, self.axis, self.loop = program, params, axis, loop
+        self.source = "the program id along the grid's symbolic axis" if loop is None else \
+            "the row loop's induction variable"
         entry = program.entry
         self.output = entry.params[output]
         self.bases = {self.output} | ({entry.params[read]} if read is not None else set())
@@ -224,11 +232,11 @@ class _Shift:
         for block in program.entry.body:
             for arg in block.args:
                 if any(self._marked(v) for v in program.incoming.get(arg, [])):
-                    raise NoProof("the program id along the grid's symbolic axis is passed between blocks")
+                    raise NoProof(f"{self.source} is passed between blocks")
             self._ops(block.ops)
             last = block.ops[-1]
             if last.name == "cf.cond_br" and self._marked(last.operands[0]):
-                raise NoProof("a branch's condition depends on the program id along the grid's symbolic axis", last)
+                raise NoProof(f"a branch's condition depends on {self.source}", last)
         if len(self.access_shifts) != 1:
             raise NoProof("the accesses are shifted apart by different amounts between programs"
                           if self.access_shifts else "no access")
@@ -238,7 +246,7 @@ class _Shift:
         return bool(self.shift.get(value)) or value in self.bound_values or value in self.bounded
 
     def _refuse(self, op: Op, what: str) -> None:
-        raise NoProof(f"{what} ({op.name}) depends on the program id along the grid's symbolic axis", op)
+        raise NoProof(f"{what} ({op.name}) depends on {self.source}", op)
 
     def _ops(self, ops: list[Op]) -> None:
         program = self.program
@@ -298,6 +306,16 @@ class _Shift:
         return value
 
     def _for(self, op: Op) -> None:
+        if op is self.loop:
+            # Iteration r of the row loop repeats iteration 0 shifted: its induction variable is
+            # the source, and nothing it carries from one iteration to the next may decide an
+            # address (that would depend on where the program's rows start).
+            if any(v in self.program.needed for v in (*op.header_defs[1:], *op.results)):
+                raise NoProof("a value the row loop carries between iterations decides an address, mask or "
+                              "condition", op)
+            self.shift[op.header_defs[0]] = 1
+            self._ops(op.regions[0][0].ops)
+            return
         if any(self._marked(o) for o in op.operands[:3]):
             self._refuse(op, "a loop's bounds")
         carried = op.header_defs[1:]
@@ -333,6 +351,8 @@ class _Shift:
     def _op(self, op: Op) -> None:
         name, operands = op.name, op.operands
         if name in ("tt.get_program_id", "tt.get_num_programs"):
+            if self.loop is not None:
+                return  # only the row loop's bounds read them (row_loop_bounds checks)
             if _AXES[re.search(r"\b([xyz])\b", op.text.split(name, 1)[1]).group(1)] == self.axis:
                 if name == "tt.get_num_programs":
                     raise NoProof("the kernel reads the number of programs along the grid's symbolic axis", op)
@@ -365,9 +385,8 @@ class _Shift:
         if len(tainted) > 1 and any(o in self.wrapping for o in tainted):
             # Two values, each p * D plus a part, one computed in 32 bits: where it wraps, the
             # other may bring the sum back into the output (see the Note), no longer p * D apart.
-            raise NoProof(f"{name} of two values computed from the program id along the grid's symbolic axis, one "
-                          "of them in 32-bit arithmetic (where it wraps, the other may bring the sum back into the "
-                          "output)", op)
+            raise NoProof(f"{name} of two values computed from {self.source}, one of them in 32-bit arithmetic "
+                          "(where it wraps, the other may bring the sum back into the output)", op)
         if any(o in self.wrapping for o in tainted) or (
                 width == 32 and name in ("arith.addi", "arith.subi", "arith.muli") and tainted):
             self.wrapping.add(result)
