@@ -1447,7 +1447,7 @@ def run_batch(programs: list[Program], device: str | None = None) -> list[Result
             # not the fusion's). The pass logs before inductor's codegen, so the record is there.
             result.verdict = "compile_error" if result.record.fused or not result.record.seen else "inductor_error"
             result.detail = fused.errors[program.name]
-            if result.record.fused:
+            if result.verdict == "compile_error":  # fused, or raised before the pass ran (Dynamo)
                 raised.append(program)
         elif _compare(references[program.name], fused.outputs[program.name]) and result.record.fused:
             # Where nothing fused, this program's part of the graph is the unfused one: a
@@ -1457,8 +1457,10 @@ def run_batch(programs: list[Program], device: str | None = None) -> list[Result
             result.unfused_differs = True
         if result.warnings and result.verdict == "ok":
             result.verdict = "warning"
-    # Something fused and the compile raised: where the unfused compile raises the same error,
-    # it is inductor's own (its C++ code for the ops left unfused, say), not the fusion's.
+    # Something fused, or the compile raised before the fusion pass saw the launch, and the
+    # compile raised: where the unfused compile raises the same error, it is torch's own
+    # (inductor's C++ code for the ops left unfused; Dynamo's `ConstantVariable` of a SymInt
+    # stride under dynamic=True), not the fusion's.
     unfused = compile_programs(raised, device, fusion=False) if raised else Compiled({}, {}, {}, {})
     for program in raised:
         error = unfused.errors.get(program.name)
