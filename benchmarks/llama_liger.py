@@ -18,6 +18,7 @@ three paths, each in its own model instance with the same initial weights:
     python benchmarks/llama_liger.py --json llama.json --profile llama_profile.txt   # H100
     python benchmarks/llama_liger.py --paths ours,builtin --rounds 5
     python benchmarks/llama_liger.py --smoke          # tiny config; CPU interpreter OK
+    python benchmarks/llama_liger.py --seq-lengths 1024,896   # lengths in turn: dynamic shapes
 
 What it reports per path: ms per step (median over rounds; each round runs
 ``--steps-per-round`` steps, the order of the paths rotates each round: ABC, BCA, CAB, ...),
@@ -82,6 +83,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import copy
 import json
 import logging
@@ -380,10 +382,13 @@ def make_step(model, state, args, float_arguments, compiled=True, backend=None):
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, foreach=DEVICE == "cuda")
     # Under FSDP2 each rank trains on its own ids (rank 0's are the single-process run's).
     torch.manual_seed(args.seed + 1 + 1000 * Dist.rank)
-    ids = torch.randint(0, args.vocab, (args.batch, args.seq), device=DEVICE)
+    # One batch per sequence length, taken in turn step after step (--seq-lengths).
+    batches = [torch.randint(0, args.vocab, (args.batch, seq), device=DEVICE) for seq in args.seq_lengths]
+    taken = itertools.count()
     autocast = torch.autocast(DEVICE, dtype=torch.bfloat16) if args.autocast else contextlib.nullcontext()
 
     def step():
+        ids = batches[next(taken) % len(batches)]
         with state, float_arguments():
             with autocast:
                 loss = runner(input_ids=ids, labels=ids).loss
@@ -861,14 +866,14 @@ def run(args):
     torch._dynamo.config.recompile_limit = max(getattr(torch._dynamo.config, "recompile_limit", 8), 32)
     models, states, liger_helpers = build(args)
     float_arguments = liger_helpers.interpreter_float_arguments  # a no-op on a GPU
-    tokens = args.batch * args.seq * Dist.world  # all ranks' tokens
+    tokens = args.batch * statistics.mean(args.seq_lengths) * Dist.world  # all ranks' tokens, per step
     params = sum(p.numel() for p in models["eager"].parameters())
     if args.fsdp:
         for model in models.values():  # after build's deep copies: copy, then shard
             shard(model)
     print(f"Llama: hidden {args.hidden}, {args.layers} layers, {args.heads} heads / {args.kv_heads} KV, "
           f"intermediate {args.intermediate}, vocab {args.vocab}, {params / 1e6:.1f}M parameters; "
-          f"batch {args.batch} x seq {args.seq}; autocast {'bf16' if args.autocast else 'off'}; "
+          f"batch {args.batch} x seq {'/'.join(map(str, args.seq_lengths))}; autocast {'bf16' if args.autocast else 'off'}; "
           f"attention {args.attention}; paths {', '.join(args.paths)}"
           + (f"; FSDP2 over {Dist.world} ranks ({Dist.backend}), {tokens} tokens per step in all" if args.fsdp else ""),
           flush=True)
@@ -906,9 +911,10 @@ def run(args):
                     losses = [global_loss(compile_profile(path, steps[path], out))]
             else:
                 losses = [global_loss(steps[path]())]
-        first_step_s = time.perf_counter() - start
-        phases = compile_phase_seconds(since=phases_before)
-        losses += [global_loss(steps[path]()) for _ in range(args.check_steps - 1)]
+            first_step_s = time.perf_counter() - start
+            phases = compile_phase_seconds(since=phases_before)
+            # (with --seq-lengths these compile again, the sequence length symbolic: logged too)
+            losses += [global_loss(steps[path]()) for _ in range(args.check_steps - 1)]
         delta = counters_delta(before, dynamo_counters())
         backend = backends[path]
         ran = (backend.ran_ours, backend.ran_builtin)
@@ -1063,6 +1069,9 @@ def parse_args(argv=None):
     parser.add_argument("--vocab", type=int, default=32000)
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--seq", type=int, default=1024)
+    parser.add_argument("--seq-lengths", help="comma-separated sequence lengths, one per step in turn (default: "
+                        "--seq): from the second length on, Dynamo's automatic dynamic shapes compile the graphs "
+                        "again with the sequence length symbolic, and the timed steps run those")
     parser.add_argument("--attention", default="sdpa", help="transformers attn_implementation (default sdpa)")
     parser.add_argument("--paths", default=",".join(PATHS),
                         help=f"comma-separated, from {', '.join(PATHS)} (default: all; builtin needs a GPU)")
@@ -1106,6 +1115,8 @@ def parse_args(argv=None):
         args.hidden, args.layers, args.heads, args.kv_heads, args.intermediate = 64, 2, 4, 2, 128
         args.vocab, args.batch, args.seq = 128, 2, 16
         args.rounds, args.steps_per_round, args.warmup, args.profile_steps = 2, 1, 0, 1
+    args.seq_lengths = [int(v) for v in args.seq_lengths.split(",")] if args.seq_lengths else [args.seq]
+    args.seq = max(args.seq_lengths)
     if DEVICE == "cpu":
         args.autocast = False
         if "builtin" in args.paths:
