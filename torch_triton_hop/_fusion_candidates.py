@@ -161,6 +161,7 @@ class LaunchFusion:
         self.value: dict[str, torch.fx.Node] = {}
         self.unstored: dict[str, str | None] = {}
         self.split: dict[str, str] = {}  # written argument -> the read one it was passed as too
+        self.split_nodes: dict[str, list[torch.fx.Node]] = {}  # written argument -> the nodes its split added
         for user in node.users:
             if user.target is not operator.getitem:
                 raise Refused(f"{user.name} uses the launch's result as a whole")
@@ -306,9 +307,13 @@ class LaunchFusion:
                 buffer = self.graph.call_function(aten.empty_strided.default, self.sizes.layout(old),
                                                   {"dtype": old.dtype, "device": old.device})
             buffer.meta["val"] = old.new_empty_strided(old.size(), old.stride())
-            # The buffer and the nodes computing its symbolic sizes come right before the launch.
-            for new in self._new_nodes():
-                self.order[new] = self.order[node] - 0.5
+            # The buffer and the nodes computing its symbolic sizes, right before the launch.
+            added, previous = [], node.prev
+            while previous not in self.order:
+                added.append(previous)
+                self.order[previous] = self.order[node] - 0.5
+                previous = previous.prev
+            self.split_nodes[written] = added
             self.kwargs[written], self.vals[written] = buffer, buffer.meta["val"]
             self.grouped -= {written, read}
             split[written] = read
@@ -317,22 +322,12 @@ class LaunchFusion:
 
     def join_again(self, written: str, read: str) -> None:
         """Undo split_outputs_over_inputs for one pair (nothing fused on either side)."""
-        buffer = self.kwargs[written]
         self.kwargs[written], self.vals[written] = self.kwargs[read], self.vals[read]
         self.grouped |= {written, read}
-        self.graph.erase_node(buffer)
-        del self.order[buffer], self.split[written]
-        for size in reversed([n for n in self._new_nodes(known=True) if n.op == "call_function"]):
-            if not size.users:  # its symbolic sizes, where nothing else uses them
-                self.graph.erase_node(size)
-                del self.order[size]
-
-    def _new_nodes(self, known: bool = False) -> list[torch.fx.Node]:
-        """The nodes added before the launch since the plan began (known: those already in
-        self.order, else those not yet)."""
-        start = self.order[self.node]
-        return [n for n in self.graph.nodes if (n in self.order) == known and
-                (not known or start - 1 < self.order[n] < start)]
+        del self.split[written]
+        for added in self.split_nodes.pop(written):  # the buffer, then the nodes of its sizes
+            self.graph.erase_node(added)
+            del self.order[added]
 
     def _unstored(self, name: str) -> str | None:
         """Why the launch may leave elements of written `name` unstored; None where it provably
