@@ -36,7 +36,6 @@ from __future__ import annotations
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
-import sympy
 import torch
 
 from . import _compat
@@ -46,8 +45,15 @@ from ._ttir import Op, walk
 
 __all__ = ["RowLoop", "find_row_loop", "row_loop_bounds", "reduced_run"]
 
-_PROGRAM = sympy.Symbol("program_id", integer=True, nonnegative=True)
 _INT32_MAX = 2**31 - 1
+
+
+def _program_symbol() -> Any:
+    """The program id in the bounds' expressions (sympy is imported when first needed: the
+    package's import stays light)."""
+    import sympy
+
+    return sympy.Symbol("program_id", integer=True, nonnegative=True)
 
 
 class RowLoop(NamedTuple):
@@ -72,6 +78,9 @@ def find_row_loop(program: Any) -> Op:
 
 def row_loop_bounds(program: Any, names: list[str | None], grid: tuple[int, ...], loop: Op) -> RowLoop:
     """The form of L's bounds, checked to be read only there (points 2 and 3 of the Note)."""
+    import sympy
+
+    program_id = _program_symbol()
     reader = _Bounds(program, names, grid)
     low, high, step = (reader.expression(v) for v in loop.operands[:3])
     axis = reader.axis
@@ -79,23 +88,23 @@ def row_loop_bounds(program: Any, names: list[str | None], grid: tuple[int, ...]
         form, rows, per_program = "whole", high, sympy.Integer(0)
         if low != 0 or step != 1:
             raise NoProof(f"the row loop runs range({low}, {high}, {step}), not range(0, n) or a program's share")
-    elif _PROGRAM in step.free_symbols:
+    elif program_id in step.free_symbols:
         raise NoProof("the row loop's step depends on the program id")
-    elif step == grid[axis] and sympy.expand(low - _PROGRAM) == 0 and _PROGRAM not in high.free_symbols:
+    elif step == grid[axis] and sympy.expand(low - program_id) == 0 and program_id not in high.free_symbols:
         form, rows, per_program = "strided", high, sympy.Integer(0)
     elif step == 1:
         form = "chunks"
-        per_program = sympy.expand(low).coeff(_PROGRAM, 1)
+        per_program = sympy.expand(low).coeff(program_id, 1)
         ends = high.args if isinstance(high, sympy.Min) and len(high.args) == 2 else ()
-        rows = next((e for e in ends if _PROGRAM not in e.free_symbols), None)
-        share = next((e for e in ends if _PROGRAM in e.free_symbols), None)
-        if _PROGRAM in per_program.free_symbols or sympy.expand(low - _PROGRAM * per_program) != 0 or \
+        rows = next((e for e in ends if program_id not in e.free_symbols), None)
+        share = next((e for e in ends if program_id in e.free_symbols), None)
+        if program_id in per_program.free_symbols or sympy.expand(low - program_id * per_program) != 0 or \
                 rows is None or share is None or sympy.expand(share - low - per_program) != 0:
             raise NoProof(f"the row loop runs range({low}, {high}), not range(P * R, min(P * R + R, n))")
     else:
         raise NoProof(f"the row loop runs range({low}, {high}, {step}), not a program's share of the rows")
-    ones = tuple(sorted(str(s) for s in (low.free_symbols | high.free_symbols | step.free_symbols) - {_PROGRAM}))
-    at_one = {sympy.Symbol(name, integer=True): 1 for name in ones} | {_PROGRAM: 0}
+    ones = tuple(sorted(str(s) for s in (low.free_symbols | high.free_symbols | step.free_symbols) - {program_id}))
+    at_one = {sympy.Symbol(name, integer=True): 1 for name in ones} | {program_id: 0}
     if low.subs(at_one) != 0 or high.subs(at_one) != 1:
         raise NoProof("the row loop does not run one iteration where its parameters are 1")
     reader.check_only_bounds(loop, ones)
@@ -111,6 +120,8 @@ def reduced_run(args: dict[str, Any], grid: list[Any], output: str,
     grid = tuple(_concrete(g) for g in grid)
     if not all(isinstance(g, int) for g in grid):
         raise NoProof(f"the sizes of {output} are symbolic and the grid is not symbolic along one axis")
+    import sympy
+
     loop, shift = analyze(grid)
     values = {}
     for name in loop.ones:
@@ -151,8 +162,10 @@ def _known_or_guarded(fact: Any) -> bool:
     return _compat.statically_known_true(fact) or _compat.guard_or_false(fact)
 
 
-def _value(expression: sympy.Expr, values: dict[sympy.Symbol, Any]) -> Any:
-    """A bound's expression as the int / SymInt it has in this launch."""
+def _value(expression: Any, values: dict[Any, Any]) -> Any:
+    """A bound's expression (sympy) as the int / SymInt it has in this launch."""
+    import sympy
+
     if isinstance(expression, sympy.Integer):
         return int(expression)
     if isinstance(expression, sympy.Symbol):
@@ -178,9 +191,6 @@ class _Bounds:
     """Reads L's bounds as sympy expressions (the program id a symbol, each scalar parameter a
     symbol named as it), and checks that what they read is read nowhere else that matters."""
 
-    _ARITHMETIC = {"arith.addi": sympy.Add, "arith.subi": lambda a, b: a - b, "arith.muli": sympy.Mul,
-                   "arith.minsi": sympy.Min, "arith.maxsi": sympy.Max}
-
     def __init__(self, program: Any, names: list[str | None], grid: tuple[int, ...]) -> None:
         self.program, self.names, self.grid = program, names, grid
         self.params = {p: i for i, p in enumerate(program.entry.params)}
@@ -188,7 +198,11 @@ class _Bounds:
         self.narrow = False
         self.ops: set[Op] = set()  # the ops computing the bounds
 
-    def expression(self, value: int, depth: int = 0) -> sympy.Expr:
+    def expression(self, value: int, depth: int = 0) -> Any:
+        import sympy
+
+        arithmetic = {"arith.addi": sympy.Add, "arith.subi": lambda a, b: a - b, "arith.muli": sympy.Mul,
+                      "arith.minsi": sympy.Min, "arith.maxsi": sympy.Max}
         if value in self.params:
             name = self.names[self.params[value]]
             if name is None:
@@ -209,7 +223,7 @@ class _Bounds:
             if self.axis not in (None, axis):
                 raise NoProof("the row loop's bounds read the program ids of two grid axes")
             self.axis = axis
-            return _PROGRAM
+            return _program_symbol()
         if name == "arith.constant":
             (result,) = evaluate(op, [], _Uniform)
             flat = np.asarray(result).reshape(-1) if result is not UNKNOWN else np.zeros(0)
@@ -218,13 +232,13 @@ class _Bounds:
             return sympy.Integer(int(flat[0]))
         if name in ("arith.extsi", FORWARD) or (name == "arith.bitcast" and _integer_width(op) is not None):
             return self.expression(op.operands[0], depth + 1)
-        if name in self._ARITHMETIC:
+        if name in arithmetic:
             width = _integer_width(op)
             if width is None or width < 32:
                 raise NoProof("the row loop's bounds are computed in integers narrower than 32 bits", op)
             self.narrow |= width == 32 and name in ("arith.addi", "arith.subi", "arith.muli")
             a, b = (self.expression(o, depth + 1) for o in op.operands)
-            return self._ARITHMETIC[name](a, b)
+            return arithmetic[name](a, b)
         raise NoProof(f"the row loop's bounds are computed by {name}, not +, -, *, min or max", op)
 
     def check_only_bounds(self, loop: Op, ones: tuple[str, ...]) -> None:
