@@ -117,8 +117,7 @@ def test_row_loops_of_symbolic_length(kind, caplog):
     try:
         compiled_f = torch.compile(f, fullgraph=True)
         compiled_f(*inputs(40))
-        # The premise: the rows are symbolic (no recompile). Sizes 3 * k + 1 or 2: the floor
-        # case's guard (3 * (n // 3) < n) holds at each.
+        # The premise: the rows are symbolic (no recompile).
         with torch._dynamo.config.patch(error_on_recompile=True):
             for rows in (37, 65, 100, 5, 2):
                 x, y = inputs(rows)

@@ -571,6 +571,20 @@ def sympy_floor_div() -> Any:
     return FloorDiv
 
 
+def ceiling_division_parts(expression: Any) -> tuple[Any, Any] | None:
+    """(a, b) where a symbolic size's sympy `expression` is the ceiling of a / b as torch writes
+    it: `math.ceil(a / b)` (CeilToInt(IntTrueDiv(a, b))) or `(a + b - 1) // b` (FloorDiv, as
+    triton.cdiv gives); else None. torch 2.11-2.13: torch.utils._sympy.functions."""
+    from torch.utils._sympy.functions import CeilToInt, FloorDiv, IntTrueDiv
+
+    if isinstance(expression, CeilToInt) and isinstance(expression.args[0], IntTrueDiv):
+        return tuple(expression.args[0].args)
+    if isinstance(expression, FloorDiv) and expression.args[1].is_Integer:
+        numerator, divisor = expression.args
+        return numerator - (divisor - 1), divisor
+    return None
+
+
 def add_to_graph_cache_keys(name: str, targets: tuple[Any, ...], value: Any) -> None:
     """Add `value(gm)` to inductor's FX-graph cache key and AOTAutograd's cache key of every
     graph `gm` that calls one of `targets` (in any of its subgraphs), as the details' `name`.

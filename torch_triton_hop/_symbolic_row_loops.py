@@ -26,9 +26,11 @@ concrete proof of one iteration.
 #     R' = m * n for every value of the symbols (the shape environment, no guard).
 # The reduced run: that axis of the grid is 1 and every parameter in the bounds is 1, so
 # program 0 runs iteration 0 alone; the concrete proof of it over m rows stands for every
-# iteration. `G * R >= n` and `R >= 0` are guarded where the shape environment does not decide
-# them (R = ceil(n / G) computed on the host: always true, but sympy's ranges do not show it).
-# Bounds computed in 32-bit arithmetic add the guard that they stay below 2^31.
+# iteration. `G * R >= n` and `R >= 0` must hold for every value of the sizes, with no guard:
+# shown by the shape environment, or R is ceil(a / G) with a >= n as the host computed it
+# (`math.ceil(n / G)`, `triton.cdiv(n, G)`: sympy's value ranges do not show those alone). A
+# guard would recompile where it fails (R = n // G holds for even n only). Bounds computed in
+# 32-bit arithmetic add the guard that they stay below 2^31, as inductor's own indexing does.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 import torch
 
-from . import _compat
+from . import _compat, _compat_inductor
 from ._index_values import FORWARD, UNKNOWN, NoProof, evaluate
 from ._symbolic_coverage import _AXES, ReducedRun, Shift, Translation, _concrete, _integer_width, _row_layouts, _Uniform
 from ._ttir import Op, walk
@@ -139,11 +141,9 @@ def reduced_run(args: dict[str, Any], grid: list[Any], output: str,
         per_iteration = shift.elements // row_stride
         if not _compat.statically_known_true(rows == per_iteration * rows_value):
             continue
-        if loop.form == "chunks":
-            for fact in (per_program >= 0, programs * per_program >= rows_value):
-                if not _known_or_guarded(fact):
-                    raise NoProof(f"the programs' shares of the rows ({programs} x {loop.per_program}) may not reach "
-                                  f"{loop.rows}")
+        if loop.form == "chunks" and not _shares_cover(per_program, programs, rows_value):
+            raise NoProof(f"the programs' shares of the rows ({programs} x {loop.per_program}) may not reach "
+                          f"{loop.rows} for every value of the sizes")
         largest = {"chunks": programs * per_program + per_program, "strided": rows_value + programs,
                    "whole": rows_value + 1}[loop.form]
         if loop.narrow and not _known_or_guarded(largest <= _INT32_MAX):
@@ -156,6 +156,25 @@ def reduced_run(args: dict[str, Any], grid: list[Any], output: str,
                                       row_loop=True, ones=loop.ones))
     raise NoProof(f"the row loop's iterations, {shift.elements} elements apart, do not tile the {loop.rows} rows of "
                   f"{output} (sizes {list(sizes)}, strides {list(strides)})")
+
+
+def _shares_cover(per_program: Any, programs: int, rows: Any) -> bool:
+    """Whether `programs` chunks of `per_program` rows reach `rows` for every value of the sizes,
+    with no guard (one that held here but not at another size would recompile, and a guard
+    that splits even from odd sizes would compile twice): shown by the shape environment, or R
+    is ceil(a / programs) with a >= rows, as hosts compute it (Liger: `math.ceil(n_rows /
+    sm_count)`; `triton.cdiv`)."""
+    if not _compat.statically_known_true(per_program >= 0):
+        return False
+    if _compat.statically_known_true(programs * per_program >= rows):
+        return True
+    parts = _compat_inductor.ceiling_division_parts(_compat_inductor.sympy_value(per_program))
+    if parts is None or parts[1] != programs:
+        return False
+    import sympy
+
+    difference = sympy.expand(sympy.sympify(parts[0] - _compat_inductor.sympy_value(rows)))
+    return bool(difference.is_Integer and difference >= 0)
 
 
 def _known_or_guarded(fact: Any) -> bool:
