@@ -13,8 +13,11 @@ checked to be the only ones); non-strict torch.export does not stop there and ca
 The benchmark on a GPU is benchmarks/llama_liger.py.
 """
 
+import contextlib
 import copy
+import logging
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -169,6 +172,39 @@ def test_compiled_training_step_matches_eager(models):
     assert not launches(code, "_triton_rope", module=ROPE[0])
     breaks = dict(counters["graph_break"])
     assert breaks and all("torch.compiler.disable" in reason and "dispatch" in reason for reason in breaks), breaks
+
+
+def test_a_changing_sequence_length_keeps_the_fusion(models, caplog):
+    """Training at a second sequence length: Dynamo's automatic dynamic shapes compile the graphs
+    again with the length symbolic. That compile fuses what the first did (the residual add into
+    the RMSNorm forward; the gradients into its backward, which loops over a symbolic number of
+    rows per program: see [Note: A row loop of symbolic length]), a third length runs those
+    graphs without recompiling, and each step's loss, gradients and weights equal plain eager's."""
+    compiled = torch.compile(models.liger)
+
+    def fused_arguments() -> list:
+        found = []
+        for record in caplog.records:
+            message = record.getMessage()
+            if message.startswith("launch ") and "): fused {" in message:
+                kernel = message.split("(kernel ", 1)[1].split(")", 1)[0]
+                found.append((kernel, tuple(sorted(re.findall(r"'(\w+)': \[", message.split("): fused ", 1)[1].split(
+                    "; not fused", 1)[0])))))
+        return sorted(found)
+
+    fused = {}
+    for seq in (SEQ, SEQ + 8, SEQ + 4):
+        torch.manual_seed(seq)
+        models.ids = torch.randint(0, CONFIG["vocab_size"], (BATCH, seq), device=DEVICE)
+        eager = training_steps(models, models.plain, None, steps=1)
+        caplog.clear()
+        recompiles = torch._dynamo.config.patch(error_on_recompile=True) if seq == SEQ + 4 else contextlib.nullcontext()
+        with caplog.at_level(logging.DEBUG, logger="torch_triton_hop._fusion"), recompiles:
+            got = training_steps(models, models.liger, compiled, steps=1)
+        models.use(models.plain)
+        torch.testing.assert_close(got, eager, **TOL)
+        fused[seq] = fused_arguments()
+    assert fused[SEQ] and fused[SEQ + 8] == fused[SEQ] and not fused[SEQ + 4], fused
 
 
 class Logits(torch.nn.Module):
