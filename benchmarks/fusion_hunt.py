@@ -138,6 +138,13 @@ def case(name, gpu_only=False, cpu_only=False, dynamic=False, calls=1, seed=True
     return deco
 
 
+def _dynamic(c):
+    """torch.compile's `dynamic` for case c: True under --dynamic; a case's "auto" is None
+    (Dynamo's automatic dynamic shapes: a call at another size compiles again with the sizes
+    that changed symbolic, the others static)."""
+    return True if ARGS.dynamic else None if c["dynamic"] == "auto" else c["dynamic"]
+
+
 def _with_grads(r, args):
     outs = [o for o in _flatten(r) if isinstance(o, torch.Tensor) and o.requires_grad]
     loss = sum((o.float() * (torch.arange(o.numel(), device=o.device).reshape(o.shape) % 7 - 3)).sum() for o in outs)
@@ -194,7 +201,7 @@ def run_case(c):
             eager.append(None)
             details.append(f"eager raised {type(e).__name__}: {e}"[:200])
     try:
-        unfused, ucode = _compile_run(fn, arg_sets, False, c["dynamic"] or ARGS.dynamic, c["seed"], c["post"])
+        unfused, ucode = _compile_run(fn, arg_sets, False, _dynamic(c), c["seed"], c["post"])
         if _FUSED_RE.search(ucode):
             details.append("UNFUSED COMPILE RAN A FUSED KERNEL (cache served the fused graph?)")
     except Exception as e:  # noqa: BLE001
@@ -202,7 +209,7 @@ def run_case(c):
         details.append(f"unfused raised {type(e).__name__}: {str(e).splitlines()[0][:200]}")
     _CAP.records.clear()
     try:
-        fused_res, code = _compile_run(fn, arg_sets, True, c["dynamic"] or ARGS.dynamic, c["seed"], c["post"])
+        fused_res, code = _compile_run(fn, arg_sets, True, _dynamic(c), c["seed"], c["post"])
     except Exception as e:  # noqa: BLE001
         tb = traceback.format_exc()
         msg = f"FUSED RAISED {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
@@ -607,6 +614,22 @@ def kx_rows2d(x_ptr, out_ptr, n_rows, n_cols, sxr, sxc, sor, soc, BLOCK: tl.cons
     m = cols < n_cols
     v = tl.load(x_ptr + row * sxr + cols * sxc, mask=m, other=0.0)
     tl.store(out_ptr + row * sor + cols * soc, v * 2.0 + 1.0, mask=m)
+
+
+@triton.jit
+def kx_persistent_rows(x_ptr, out_ptr, n_rows, n_cols, stride, rows_per_program, STRIDED: tl.constexpr,
+                       BLOCK: tl.constexpr):
+    # Liger's RMSNorm backward's shape: a fixed grid, each program looping over its rows.
+    pid = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    if STRIDED:
+        start, end, step = pid, n_rows, tl.num_programs(0)
+    else:
+        start, end, step = pid * rows_per_program, min((pid + 1) * rows_per_program, n_rows), 1
+    for row in range(start, end, step):
+        v = tl.load(x_ptr + row * stride + cols, mask=m, other=0.0)
+        tl.store(out_ptr + row * stride + cols, v * 2.0 + 1.0, mask=m)
 
 
 @triton.jit
@@ -1605,6 +1628,39 @@ def _():
                                     out.stride(1), BLOCK=32)
         return torch.relu(out) * b
     return f, [(T(4, 20), T(20)), (T(7, 25), T(25)), (T(3, 31), T(31))]
+
+
+def _persistent_rows(h, out, strided=False):
+    rows = h.shape[0]
+    W(kx_persistent_rows)[(4,)](h, out, rows, h.shape[1], h.stride(0), math.ceil(rows / 4), STRIDED=strided, BLOCK=32)
+
+
+@case("dynamic_persistent_rows_prologue_epilogue_bias", dynamic="auto")
+def _():
+    def f(x, b):
+        h = x * 2.0 + 1.0
+        out = torch.empty_like(h)
+        _persistent_rows(h, out)
+        return out + b  # the bias needs the proof that every row is stored, over a symbolic row count
+    return f, [(T(6, 20, special=True), T(6, 20, special=True)), (T(17, 20), T(17, 20)), (T(3, 20), T(3, 20))]
+
+
+@case("dynamic_persistent_rows_strided_epilogue_bias", dynamic="auto")
+def _():
+    def f(x, b):
+        out = torch.empty_like(x)
+        _persistent_rows(x - 0.5, out, strided=True)
+        return out * b
+    return f, [(T(6, 20, special=True), T(20, special=True)), (T(17, 20), T(20)), (T(3, 20), T(20))]
+
+
+@case("dynamic_persistent_rows_in_place_residual", dynamic="auto")
+def _():
+    def f(x, r):
+        h = x + r
+        _persistent_rows(h, h)  # written over its input, as Liger's backward writes dX over dY
+        return h - r
+    return f, [(T(6, 20, special=True), T(6, 20)), (T(17, 20), T(17, 20)), (T(3, 20), T(3, 20))]
 
 
 @case("dynamic_relu_epilogue_masked", dynamic=True)
