@@ -197,6 +197,11 @@ _PREDICATES = {
 _AXES = {"x": 0, "y": 1, "z": 2}
 
 
+def grid_axis(op: Op) -> int:
+    """The grid axis a tt.get_program_id / tt.get_num_programs reads (`tt.get_program_id x`)."""
+    return _AXES[re.search(r"\b([xyz])\b", op.text.split(op.name, 1)[1]).group(1)]
+
+
 def _integer_binary(name: str, a: np.ndarray, b: np.ndarray, width: int, op: Op, live: Any) -> np.ndarray:
     if width == 1:
         a, b = a.astype(bool), b.astype(bool)
@@ -285,7 +290,7 @@ def _evaluate_one(op: Op, operands: list[Any], evaluator: Any) -> Any:
     if name == "arith.constant":
         return _constant(op, shape, element)
     if name in ("tt.get_program_id", "tt.get_num_programs"):
-        axis = _AXES[re.search(r"\b([xyz])\b", op.text.split(name, 1)[1]).group(1)]
+        axis = grid_axis(op)
         if name == "tt.get_program_id":
             return evaluator.program_ids[axis]
         return np.array([evaluator.grid[axis]], dtype=np.int64)

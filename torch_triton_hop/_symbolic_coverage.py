@@ -45,7 +45,9 @@ import torch
 
 from . import _compat
 from ._fx_values import node_value
-from ._index_values import FORWARD, UNKNOWN, _WIDTHS, NoProof, Pointer, _result_type, evaluate, same_size_pointer_cast
+from ._index_values import (
+    FORWARD, UNKNOWN, _WIDTHS, NoProof, Pointer, _result_type, evaluate, grid_axis, same_size_pointer_cast,
+)
 from ._ttir import Op
 
 __all__ = ["Translation", "ReducedRun", "Shift", "symbolic", "reduced_runs", "translation_shift", "BOUND_VALUE"]
@@ -175,7 +177,6 @@ def _row_layouts(sizes: list[Any], strides: list[Any]) -> list[tuple[Any, int, t
 
 _PASSING = {FORWARD, "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.unsplat",
             "arith.extsi"}
-_AXES = {"x": 0, "y": 1, "z": 2}
 
 
 class _Uniform:
@@ -353,7 +354,7 @@ class _Shift:
         if name in ("tt.get_program_id", "tt.get_num_programs"):
             if self.loop is not None:
                 return  # only the row loop's bounds read them (row_loop_bounds checks)
-            if _AXES[re.search(r"\b([xyz])\b", op.text.split(name, 1)[1]).group(1)] == self.axis:
+            if grid_axis(op) == self.axis:
                 if name == "tt.get_num_programs":
                     raise NoProof("the kernel reads the number of programs along the grid's symbolic axis", op)
                 self.shift[op.results[0]] = 1

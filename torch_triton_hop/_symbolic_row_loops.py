@@ -41,8 +41,8 @@ import numpy as np
 import torch
 
 from . import _compat, _compat_inductor
-from ._index_values import FORWARD, UNKNOWN, NoProof, evaluate
-from ._symbolic_coverage import _AXES, ReducedRun, Shift, Translation, _concrete, _integer_width, _row_layouts, _Uniform
+from ._index_values import FORWARD, UNKNOWN, NoProof, evaluate, grid_axis
+from ._symbolic_coverage import ReducedRun, Shift, Translation, _concrete, _integer_width, _row_layouts, _Uniform
 from ._ttir import Op, walk
 
 __all__ = ["RowLoop", "find_row_loop", "row_loop_bounds", "reduced_run"]
@@ -146,9 +146,9 @@ def reduced_run(args: dict[str, Any], grid: list[Any], output: str,
                           f"{loop.rows} for every value of the sizes")
         largest = {"chunks": programs * per_program + per_program, "strided": rows_value + programs,
                    "whole": rows_value + 1}[loop.form]
-        if loop.narrow and not _known_or_guarded(largest <= _INT32_MAX):
+        if loop.narrow and not _compat.guard_or_false(largest <= _INT32_MAX):
             raise NoProof("the row loop's bounds are computed in 32 bits and may wrap")
-        if shift.wraps and not _known_or_guarded(rows * row_stride + shift.elements <= _INT32_MAX):
+        if shift.wraps and not _compat.guard_or_false(rows * row_stride + shift.elements <= _INT32_MAX):
             raise NoProof(f"{output} may have 2^31 elements or more, where the kernel's 32-bit offsets wrap")
         reduced = tuple(1 if i == loop.axis else g for i, g in enumerate(grid))
         return ReducedRun(reduced, ((per_iteration, *inner[0]), (row_stride, *inner[1])),
@@ -175,10 +175,6 @@ def _shares_cover(per_program: Any, programs: int, rows: Any) -> bool:
 
     difference = sympy.expand(sympy.sympify(parts[0] - _compat_inductor.sympy_value(rows)))
     return bool(difference.is_Integer and difference >= 0)
-
-
-def _known_or_guarded(fact: Any) -> bool:
-    return _compat.statically_known_true(fact) or _compat.guard_or_false(fact)
 
 
 def _value(expression: Any, values: dict[Any, Any]) -> Any:
@@ -236,7 +232,7 @@ class _Bounds:
         self.ops.add(op)
         name = op.name
         if name in ("tt.get_program_id", "tt.get_num_programs"):
-            axis = _AXES[op.text.split(name, 1)[1].split()[0]]
+            axis = grid_axis(op)
             if name == "tt.get_num_programs":
                 return sympy.Integer(self.grid[axis])
             if self.axis not in (None, axis):
@@ -266,7 +262,7 @@ class _Bounds:
         program = self.program
         read = {p for p, i in self.params.items() if self.names[i] in ones}
         read |= {r for op in walk(program.entry.body) if op.name in ("tt.get_program_id", "tt.get_num_programs")
-                 and self.axis is not None and _AXES[op.text.split(op.name, 1)[1].split()[0]] == self.axis
+                 and self.axis is not None and grid_axis(op) == self.axis
                  for r in op.results}
         read |= {r for op in self.ops for r in op.results}
         for block in program.entry.body:
