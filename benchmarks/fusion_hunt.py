@@ -2635,5 +2635,271 @@ def _():
     return f, (T(256), T(N, dtype=torch.int32, lo=-255, hi=-1))
 
 
+# ---------------------------------------------------------------------------------------------
+# session 40: reinterpreted memory (pointer casts, dtype views), one buffer twice, buffers written
+# in parts, -inf `other` under a negating prologue, permuted stores with index-dependent epilogues
+# ---------------------------------------------------------------------------------------------
+@triton.jit
+def kx_load_as_int_bits(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # reads the float buffer's bits as int32 and flips the sign bit by integer arithmetic
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    bits = tl.load(x_ptr.to(tl.pointer_type(tl.int32)) + offs, mask=m, other=0)
+    tl.store(out_ptr + offs, (bits ^ -2147483648).to(tl.float32, bitcast=True), mask=m)
+
+
+@triton.jit
+def kx_load_bitcast_after(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m, other=1.0).to(tl.int32, bitcast=True)
+    tl.store(out_ptr + offs, v & 0xFFFF, mask=m)
+
+
+@triton.jit
+def kx_store_as_int_bits(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # writes the float result's bits through an int32 view of the float output
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m)
+    tl.store(out_ptr.to(tl.pointer_type(tl.int32)) + offs, v.to(tl.int32, bitcast=True), mask=m)
+
+
+@triton.jit
+def kx_read_twice(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    a = tl.load(a_ptr + offs, mask=m)
+    b = tl.load(b_ptr + (n - 1 - offs), mask=m)
+    tl.store(out_ptr + offs, a * 2.0 - b, mask=m)
+
+
+@triton.jit
+def kx_reverse_store(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + (n - 1 - offs), tl.load(x_ptr + offs, mask=m), mask=m)
+
+
+@triton.jit
+def kx_rowmax_neg_inf(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=float("-inf"))
+    tl.store(out_ptr + row, tl.max(v, axis=0))
+
+
+@triton.jit
+def kx_rowmin_pos_inf_count(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    # counts the lanes equal to +inf: masked lanes are +inf by `other`, and are counted
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=float("inf"))
+    tl.store(out_ptr + row, tl.sum((v == float("inf")).to(tl.int32), axis=0))
+
+
+@case("s40_prologue_into_int_pointer_cast_load")
+def _():
+    def f(x):
+        h = x * 2.0 + 1.0
+        out = torch.empty_like(h)
+        launch1(W(kx_load_as_int_bits), h.numel(), h, out, h.numel())
+        return out
+    return f, (T(N + 5, special=True),)
+
+
+@case("s40_prologue_bitcast_after_load_other_one")
+def _():
+    def f(x):
+        h = -x - 0.0
+        out = torch.empty(h.shape, device=h.device, dtype=torch.int32)
+        launch1(W(kx_load_bitcast_after), h.numel(), h, out, h.numel())
+        return out
+    return f, (T(N + 5, special=True),)
+
+
+@case("s40_bf16_through_half_view_both_sides")
+def _():
+    def f(x):
+        h = (x * 3.0).to(torch.bfloat16)
+        return copy_op(h.view(torch.float16)).view(torch.bfloat16) * 2.0
+    return f, (T(N + 5, special=True),)
+
+
+@case("s40_epilogue_after_int_pointer_cast_store")
+def _():
+    def f(x):
+        out = torch.empty_like(x)
+        launch1(W(kx_store_as_int_bits), x.numel(), x, out, x.numel())
+        return out * 2.0 + 1.0
+    return f, (T(N + 5, special=True),)
+
+
+@case("s40_epilogue_through_int_view")
+def _():
+    def f(x):
+        out = copy_op(x * 1.5)
+        return (out.view(torch.int32) & 0xFF) + 1
+    return f, (T(N + 5, special=True),)
+
+
+@case("s40_prologue_through_float_view_of_ints")
+def _():
+    def f(i):
+        h = (i + 1).view(torch.float32)
+        return copy_op(h) * 1.0
+    return f, (T(N + 5, dtype=torch.int32, lo=-2**31, hi=2**31 - 2, special=True),)
+
+
+@case("s40_prologue_through_half_view_of_int16")
+def _():
+    def f(i):
+        h = (i ^ 0x00FF).view(torch.float16)
+        return copy_op(h).float()
+    return f, (T(N + 5, dtype=torch.int16, lo=-2**15, hi=2**15 - 2, special=True),)
+
+
+@case("s40_one_buffer_as_two_arguments_prologue")
+def _():
+    def f(x):
+        h = x * 2.0 + 1.0
+        out = torch.empty_like(h)
+        launch1(W(kx_read_twice), h.numel(), h, h, out, h.numel())
+        return out
+    return f, (T(N + 3, special=True),)
+
+
+@case("s40_two_launches_write_halves_epilogue")
+def _():
+    def f(x):
+        n = x.numel()
+        out = torch.empty_like(x)
+        launch1(W(kx_copy), n // 2, x[: n // 2] * 2.0, out[: n // 2], n // 2)
+        launch1(W(kx_copy), n - n // 2, x[n // 2:] * 3.0, out[n // 2:], n - n // 2)
+        return out + 1.0
+    return f, (T(N + 1),)
+
+
+@case("s40_launch_writes_half_of_empty_epilogue_where")
+def _():
+    def f(x):
+        n = x.numel()
+        out = torch.empty_like(x)
+        launch1(W(kx_copy), n // 2, x[: n // 2] * 2.0, out[: n // 2], n // 2)
+        out[n // 2:] = 7.0
+        return torch.where(x > 100.0, 0.0, out) + 1.0
+    _dirty()
+    return f, (T(N + 1),)
+
+
+@case("s40_neg_prologue_into_neg_inf_other_max")
+def _():
+    def f(x):
+        h = -x
+        out = torch.empty(h.shape[0], device=h.device)
+        W(kx_rowmax_neg_inf)[(h.shape[0],)](h, out, h.shape[1], BLOCK=32)
+        return out
+    return f, (T(5, 19, lo=-8, hi=-1),)
+
+
+@case("s40_clamp_prologue_into_pos_inf_other_count")
+def _():
+    def f(x):
+        h = x.clamp(max=1.0) * float("inf")
+        out = torch.empty(h.shape[0], device=h.device, dtype=torch.int32)
+        W(kx_rowmin_pos_inf_count)[(h.shape[0],)](h, out, h.shape[1], BLOCK=32)
+        return out
+    return f, (T(5, 19, special=True),)
+
+
+@case("s40_reverse_store_index_epilogue")
+def _():
+    def f(x):
+        out = torch.empty_like(x)
+        launch1(W(kx_reverse_store), x.numel(), x * 2.0, out, x.numel())
+        return out * torch.arange(x.numel(), device=x.device) + 0.5
+    return f, (T(N + 3),)
+
+
+@case("s40_reverse_store_operand_epilogue")
+def _():
+    def f(x, y):
+        out = torch.empty_like(x)
+        launch1(W(kx_reverse_store), x.numel(), x, out, x.numel())
+        return out - y.flip(0)
+    return f, (T(N + 3), T(N + 3))
+
+
+@case("s40_sign_abs_prologue_special")
+def _():
+    def f(x):
+        return copy_op(torch.sign(x) * x.abs() + torch.signbit(x).float())
+    return f, (T(N + 3, special=True),)
+
+
+@case("s40_bool_output_epilogue")
+def _():
+    def f(x):
+        b = x > 0
+        out = torch.empty_like(b)
+        launch1(W(kx_copy), b.numel(), b, out, b.numel())
+        return out.to(torch.int32) * 3 - 1, ~out
+    return f, (T(N + 3, special=True),)
+
+
+@case("s40_epilogue_to_uint8_from_negative")
+def _():
+    def f(x):
+        return (copy_op(x) * -3.0).to(torch.uint8)
+    return f, (T(N + 3, lo=-100, hi=100),)
+
+
+@case("s40_epilogue_output_and_alias_returned")
+def _():
+    def f(x):
+        out = copy_op(x * 2.0)
+        return out + 1.0, out.view(-1)[:5], out
+    return f, (T(N + 3),)
+
+
+@triton.jit
+def kx_store_reload_store(x_ptr, out_ptr, out2_ptr, n, BLOCK: tl.constexpr):
+    # reads back what it stored (the epilogue of out_ptr must not change what the reload sees)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 3.0, mask=m)
+    w = tl.load(out_ptr + offs, mask=m)
+    tl.store(out2_ptr + offs, w - 1.0, mask=m)
+
+
+@triton.jit
+def kx_store_twice_subset(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # every element stored once, the even ones stored again with another value
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m)
+    tl.store(out_ptr + offs, v, mask=m)
+    tl.store(out_ptr + offs, v * -2.0, mask=m & (offs % 2 == 0))
+
+
+@case("s40_store_reload_epilogue_on_reloaded_output")
+def _():
+    def f(x):
+        out = torch.empty_like(x)
+        out2 = torch.empty_like(x)
+        launch1(W(kx_store_reload_store), x.numel(), x + 1.0, out, out2, x.numel())
+        return out * 2.0 + 0.5, out2 * 3.0
+    return f, (T(N + 3),)
+
+
+@case("s40_store_twice_subset_epilogue")
+def _():
+    def f(x, y):
+        out = torch.empty_like(x)
+        launch1(W(kx_store_twice_subset), x.numel(), x * 0.5, out, x.numel())
+        return out + y
+    return f, (T(N + 3), T(N + 3))
+
+
 if __name__ == "__main__":
     main()
