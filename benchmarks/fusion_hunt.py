@@ -2901,5 +2901,73 @@ def _():
     return f, (T(N + 3), T(N + 3))
 
 
+
+def _nhwc_rows(h):
+    """A channels_last (N, C, H, W) tensor as the (N*H*W, C) rows of its memory."""
+    return h.permute(0, 2, 3, 1).reshape(-1, h.shape[1])
+
+
+@case("s40_pro_channels_last_rows_and_result_used")
+def _():
+    def f(x, y):
+        h = x * 2.0 + y  # channels_last: x's layout
+        return rows_op(_nhwc_rows(h)), h * 0.5
+    x = T(2, 8, 3, 5).contiguous(memory_format=torch.channels_last)
+    return f, (x, T(1, 8, 1, 1))
+
+
+@case("s40_epi_nhwc_rows_permuted_back_channel_scale")
+def _():
+    def f(x, scale):
+        n, c, hh, ww = x.shape
+        out = rows_op(_nhwc_rows(x))  # (N*H*W, C), row-major
+        nchw = out.view(n, hh, ww, c).permute(0, 3, 1, 2)  # channels_last view of it
+        return nchw * scale + 1.0
+    x = T(2, 8, 3, 5).contiguous(memory_format=torch.channels_last)
+    return f, (x, T(1, 8, 1, 1))
+
+
+@case("s40_epi_nhwc_rows_permuted_back_contiguous_operand")
+def _():
+    def f(x, y):
+        n, c, hh, ww = x.shape
+        out = rows_op(_nhwc_rows(x))
+        return out.view(n, hh, ww, c).permute(0, 3, 1, 2) - y  # y contiguous NCHW
+    x = T(2, 8, 3, 5).contiguous(memory_format=torch.channels_last)
+    return f, (x, T(2, 8, 3, 5))
+
+
+@case("s40_pro_transposed_flat_copy")
+def _():
+    def f(x, b):
+        h = (x * 2.0 + b).t()  # dense, column-major: the kernel reads its memory
+        return copy_op(h) + 0.0
+    return f, (T(7, 13), T(13))
+
+
+@case("s40_epi_transposed_both_sides")
+def _():
+    def f(x, b):
+        out = copy_op(x)
+        return out.t() * b.t() + 1.0
+    return f, (T(7, 13), T(7, 13))
+
+
+@case("s40_pro_permute_not_dense_slice_refused")
+def _():
+    def f(x):
+        h = (x * 2.0)[:, :, :, 1:]  # not dense: a view of part of it
+        return rows_op(h.permute(0, 2, 3, 1).reshape(-1, h.shape[1]))
+    return f, (T(2, 8, 3, 6),)
+
+
+@case("s40_pro_channels_last_rows", dynamic="auto")
+def _():
+    def f(x, y):
+        return rows_op(_nhwc_rows(x * 2.0 + y))
+    xs = [T(b, 8, 3, 5).contiguous(memory_format=torch.channels_last) for b in (2, 3, 4)]
+    return f, [(x, T(1, 8, 1, 1)) for x in xs]
+
+
 if __name__ == "__main__":
     main()

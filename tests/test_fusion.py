@@ -419,9 +419,50 @@ def test_pointwise_code_beyond_a_reshaping_view_is_fused(dynamic):
     torch.testing.assert_close(fn(*other), f(*other), rtol=0, atol=0)  # no size baked into the fused code
 
 
-def test_a_view_that_reorders_elements_is_not_looked_through():
+# A kernel indexes memory, so any view that keeps each element at its memory offset (one dtype,
+# storage offset and element count, each dense) may stand between it and the pointwise code:
+# a transpose, or a channels_last activation permuted to NHWC and flattened into rows.
+
+def nhwc_rows(h):
+    """A channels_last (N, C, H, W) tensor as the (N*H*W, C) rows of its memory."""
+    return h.permute(0, 2, 3, 1).reshape(-1, h.shape[1])
+
+
+def test_an_epilogue_beyond_a_transpose_is_fused():
     x, b = torch.randn(8, 40, device=DEVICE), torch.randn(8, device=DEVICE)
-    code = refused(lambda x, b: rows(x).t() + b, x, b, reason="permute")
+
+    def f(x, b):
+        return rows(x).t() + b  # column-major (40, 8): the bias runs along the kernel's rows
+
+    out, code = compiled(f, x, b)
+    torch.testing.assert_close(out, f(x, b), rtol=0, atol=0)
+    assert out.stride() == (1, 40)
+    assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
+
+
+def test_channels_last_activations_fuse_through_their_nhwc_rows():
+    """Prologue: x * scale + shift over channels_last (N, C, H, W), fed to a row kernel as its
+    NHWC rows. Epilogue: the rows viewed back as (N, C, H, W), plus a contiguous residual, whose
+    elements sit in another order than the kernel's."""
+    x = torch.randn(2, 16, 3, 5, device=DEVICE).contiguous(memory_format=torch.channels_last)
+    scale, shift, residual = (torch.randn(1, 16, 1, 1, device=DEVICE), torch.randn(1, 16, 1, 1, device=DEVICE),
+                              torch.randn(2, 16, 3, 5, device=DEVICE))
+
+    def f(x, scale, shift, residual):
+        n, c, h, w = x.shape
+        out = rows(nhwc_rows(x * scale + shift))
+        return out.view(n, h, w, c).permute(0, 3, 1, 2) + residual
+
+    out, code = compiled(f, x, scale, shift, residual)
+    torch.testing.assert_close(out, f(x, scale, shift, residual), **EXACT_ON_CPU)
+    assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
+
+
+def test_a_view_of_part_of_a_tensor_is_not_looked_through():
+    """A slice of the prologue's result starts elsewhere and leaves elements out: the kernel's
+    memory offsets no longer name the result's elements."""
+    x = torch.randn(8, 41, device=DEVICE)
+    code = refused(lambda x: rows((x * 2.0)[:, 1:]), x, reason="not computed by a pointwise op")
     assert len(pointwise_kernels(code)) == 1
 
 

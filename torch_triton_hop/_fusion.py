@@ -33,12 +33,14 @@
 #    arguments) is involved. A symbolic size the index arithmetic of a broadcast operand
 #    divides by becomes an argument of the fused kernel, computed from the graph's SymInt
 #    inputs (_graph_sizes).
-# Views that only reshape (a contiguous tensor viewed as another contiguous shape, as Liger's
-# ops do with `X.view(-1, dim)` and `Y.view(*shape)`) may stand between the launch and an
-# epilogue, or between a prologue and the launch: every element keeps its offset, so the fused
-# code indexes the viewed shape with the kernel's offsets, and the view is made again of the
-# fused kernel's result. Size queries of a removed view (`X.view(-1, dim).shape[0]` under
-# dynamic shapes) are rebuilt from the graph's SymInt inputs.
+# Views under which every element keeps its memory offset (one dtype, storage offset and
+# element count, each dense: Liger's `X.view(-1, dim)` and `Y.view(*shape)`, a transpose, a
+# channels_last activation permuted to NHWC rows) may stand between the launch and an
+# epilogue, or between a prologue and the launch. The kernel indexes memory, so the fused code
+# maps each memory offset the kernel accesses to the element of the pointwise code's tensor
+# there, and the views are made again of the fused kernel's result. Size queries of a removed
+# view (`X.view(-1, dim).shape[0]` under dynamic shapes) are rebuilt from the graph's SymInt
+# inputs.
 # Values are rounded as the unfused program rounds them (see [Note: Numerics of fused
 # pointwise code]). Autotuned kernels keep their configs and are tuned as fused kernels.
 # Context: issue 13, part 2. torch's own epilogue fusion (config.epilogue_fusion_user_defined_
@@ -617,7 +619,7 @@ def _stored_buffer(graph: torch.fx.Graph, sink: torch.fx.Node, sizes: Any) -> to
 
 
 def _view_again(graph: torch.fx.Graph, value: torch.fx.Node, views: list[torch.fx.Node]) -> list[torch.fx.Node]:
-    """`views` (a chain of reshaping views) applied to `value`, each new view placed just before
+    """`views` (a chain of views that keep memory offsets) applied to `value`, each new view placed just before
     the view it copies (the sizes it takes are defined there)."""
     new_views = []
     for view in views:

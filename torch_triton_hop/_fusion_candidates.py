@@ -34,8 +34,7 @@ __all__ = ["Candidate", "LaunchFusion", "Refused", "fresh_buffer", "metadata_use
 aten = torch.ops.aten
 _EMPTY = {aten.empty.memory_format, aten.empty_strided.default, aten.empty_like.default,
           aten.new_empty.default, aten.new_empty_strided.default}
-# Views that can only reshape (squeeze / unsqueeze / flatten / view); _reshaping_view checks
-# that the element offsets stay as they were.
+# Views that can only reshape (squeeze / unsqueeze / flatten / view).
 _VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.alias.default,
           aten.squeeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.unsqueeze.default,
           aten.flatten.using_ints}
@@ -73,19 +72,24 @@ def _same_layout(a: torch.Tensor, b: torch.Tensor) -> bool:
                     for x, y, n in zip(a.stride(), b.stride(), a.size())))
 
 
-def _reshaping_view(node: Any) -> bool:
-    """A view of a contiguous tensor as another contiguous shape of the same dtype: each
-    element keeps its offset from the storage offset, which is the same."""
+def _memory_keeping_view(node: Any) -> bool:
+    """A view under which each element keeps its memory offset: view and base of one dtype,
+    storage offset and element count, each dense. Reshaping a contiguous tensor is one (Liger's
+    `X.view(-1, dim)`); so is permuting a channels_last tensor to NHWC and flattening it into
+    rows. A kernel indexes memory, so it reads and writes the same elements through either."""
     if not isinstance(node, torch.fx.Node) or node.op != "call_function" or \
-            node.target not in (*_VIEWS, aten.as_strided.default):
+            node.target not in (*_RELABELING_VIEWS, aten.as_strided.default):
         return False
     view, base = node_value(node), node_value(node.args[0]) if node.args else None
-    return (isinstance(view, torch.Tensor) and isinstance(base, torch.Tensor) and view.dtype == base.dtype
-            and is_row_major(view) and is_row_major(base)
+    if not (isinstance(view, torch.Tensor) and isinstance(base, torch.Tensor) and view.dtype == base.dtype
             and _compat.statically_known_true(view.storage_offset() == base.storage_offset())
-            # as_strided (functionalization's view of a written span) may take a part: all of it only
-            and (node.target is not aten.as_strided.default
-                 or _compat.statically_known_true(view.numel() == base.numel())))
+            and _compat.statically_known_true(view.numel() == base.numel())):
+        return False
+    # Row-major is provable for symbolic sizes too. Other dense orders are asked of static
+    # layouts only: torch's density test would guard on symbolic strides (or fail on unbacked ones).
+    return (is_row_major(view) and is_row_major(base)) or all(
+        all(isinstance(v, int) for v in (*t.size(), *t.stride())) and _compat_inductor.is_non_overlapping_and_dense(t)
+        for t in (view, base))
 
 
 def _same_view(a: Any, b: torch.fx.Node) -> bool:
@@ -153,7 +157,7 @@ class LaunchFusion:
         self.order = {n: i for i, n in enumerate(graph.nodes)}
         self.written = list(node.kwargs["tensors_to_clone"])
         self.getitems: dict[str, torch.fx.Node] = {}
-        # Per fused argument: the reshaping views between it and its pointwise code (graph
+        # Per fused argument: the memory-keeping views between it and its pointwise code (graph
         # order), and the node whose value the fused code sees in place of the tensor: an
         # epilogue's getitem or last view, a prologue's sink.
         self.views: dict[str, list[torch.fx.Node]] = {}
@@ -219,7 +223,7 @@ class LaunchFusion:
             raise Refused("its result is not used")
         # Size queries of the getitem and its views are answered by the fused result's.
         root, views = getitem, []
-        while len(_data_users(root)) == 1 and _reshaping_view(next(iter(_data_users(root)))):
+        while len(_data_users(root)) == 1 and _memory_keeping_view(next(iter(_data_users(root)))):
             root = next(iter(_data_users(root)))
             views.append(root)
         passthrough = {getitem, *views}  # their size queries move to the fused result
@@ -450,7 +454,7 @@ class LaunchFusion:
             raise Refused(f"the kernel reads it with {sorted(ops) or 'unknown ops'}, not only tl.load")
         argument, views = self.kwargs[name], []
         sink = argument
-        while _reshaping_view(sink):
+        while _memory_keeping_view(sink):
             views.insert(0, sink)
             sink = sink.args[0]
         if not isinstance(sink, torch.fx.Node) or not is_pointwise(sink):
