@@ -14,6 +14,7 @@ equal torch.zeros that AOTAutograd's CSE merges into one node (Mean, RSTD): sepa
 """
 
 import logging
+import re
 import os
 import subprocess
 import sys
@@ -240,39 +241,48 @@ def test_residual_add_and_cast_after_rms_norm_fuse_into_the_norm_kernel(shape):
         torch.testing.assert_close(got.grad, want.grad, **TOL)
 
 
-def test_a_residual_stream_fuses_into_rms_norm_with_symbolic_rows():
+@pytest.mark.parametrize("narrow", [False, True], ids=["fp32", "bf16_residual_fp16_output"])
+def test_a_residual_stream_fuses_into_rms_norm_with_symbolic_rows(narrow):
     """The pre-norm residual stream (`h = x + r` feeds the norm and the next layer) with the rows
     symbolic, as automatic dynamic shapes make them once the batch or sequence length changes:
     Liger's forward kernel computes h at its loads and stores it (a proof over symbolic sizes,
     see [Note: A proof over symbolic sizes, by translation]), and the compiled graph serves other
-    row counts without recompiling."""
+    row counts without recompiling. `narrow`: as under autocast, a residual operand and the
+    norm's output narrower than the kernel's fp32 accesses, so the fused accesses carry the
+    vector-width cap (see [Note: Keeping the kernel's vector width]); it fuses all the same (on
+    an H100 it did not: the proof over symbolic sizes refused the cap's division)."""
     def block(x, w, r):
         h = x + r
-        return LigerRMSNormFunction.apply(h, w, 1e-6, 0.0, "llama", False), h * 2.0
+        y = LigerRMSNormFunction.apply(h, w, 1e-6, 0.0, "llama", False)
+        return (y.half() if narrow else y), h * 2.0
 
     def inputs(rows):
         x, r = torch.randn(rows, 64, device=DEVICE), torch.randn(rows, 64, device=DEVICE)
+        r = r.bfloat16() if narrow else r
         for t in (x, r):
             torch._dynamo.mark_dynamic(t, 0)
         return x, torch.randn(64, device=DEVICE), r
+
+    def check(args, y, h2):
+        h = args[0] + args[2]
+        want = rms_norm_ref(h, args[1])
+        torch.testing.assert_close(y, want.half() if narrow else want, **TOL)
+        torch.testing.assert_close(h2, h * 2.0, rtol=0, atol=0)
 
     with interpreter_float_arguments(), torch.no_grad():
         torch._dynamo.reset()
         compiled = torch.compile(block, fullgraph=True)
         args = inputs(6)
         (y, h2), code = run_and_get_code(compiled, *args)
-        torch.testing.assert_close(y, rms_norm_ref(args[0] + args[2], args[1]), **TOL)
-        torch.testing.assert_close(h2, (args[0] + args[2]) * 2.0, rtol=0, atol=0)
+        check(args, y, h2)
         forward = [line for line in "\n".join(code).splitlines() if "_rms_norm_forward_kernel" in line
                    and ("_tth_launch(" in line or ".run(" in line)]
         assert len(forward) == 1 and "_fused" in forward[0], forward
-        assert "cpp_fused_add" not in "\n".join(code) and "triton_poi_fused_add" not in "\n".join(code)
+        assert not re.search(r"(cpp|triton_\w+)_fused_(add|_to_copy|convert)", "\n".join(code))
         with torch._dynamo.config.patch(error_on_recompile=True):
             for rows in (3, 17):
                 args = inputs(rows)
-                y, h2 = compiled(*args)
-                torch.testing.assert_close(y, rms_norm_ref(args[0] + args[2], args[1]), **TOL)
-                torch.testing.assert_close(h2, (args[0] + args[2]) * 2.0, rtol=0, atol=0)
+                check(args, *compiled(*args))
 
 
 def test_the_gradients_fuse_into_rms_norm_backward_with_symbolic_rows(caplog):

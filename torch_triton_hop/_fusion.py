@@ -376,8 +376,9 @@ def _check_fused_kernel(launch: LaunchFusion, fused_key: str, candidates: dict[s
                        + (f" and the fused code {sorted(stored)}" if stored else ""))
     if stored and launch.target == "gpu" and compiled_code:  # compiled while the proofs below run
         _start_compiled_code_checks(launch, accessed, fused_key, vals)
+    proof_key = _without_vector_caps(launch, plans, fused_key) if stored else fused_key
     for param, arg in stored.items():  # See [Note: A prologue the fused kernel also stores]
-        reason = unstored_reason(fused_key, vals, node.kwargs["constant_args"],
+        reason = unstored_reason(proof_key, vals, node.kwargs["constant_args"],
                                  kernel_side_table.get_configs(node.kwargs["configs"]), list(node.kwargs["grids"]),
                                  param, once=True)
         if reason:
@@ -387,6 +388,20 @@ def _check_fused_kernel(launch: LaunchFusion, fused_key: str, candidates: dict[s
         calls_math = any("tl_math." in p.helper_source or "libdevice." in p.helper_source for p in plans.values())
         with _compat.compile_timed("torch_triton_hop.fusion_compiled_code_check"):  # SASS: the costly check
             _check_compiled_code(launch, fused_key, vals, accessed, fused, calls_math)
+
+
+def _without_vector_caps(launch: LaunchFusion, plans: dict[str, _Plan], fused_key: str) -> str:
+    """The key of the fused kernel built without its vector-width caps, on which the proof of
+    its stores runs. A cap, `off // W * W + off % W`, is the identity on offsets (for C's
+    truncating division too), so both kernels store to the same addresses under the same masks;
+    but the proof over symbolic sizes follows only translations of the program id, and refuses
+    the division (a bf16 operand of Llama's residual add, under autocast and a changing
+    sequence length). See [Note: Keeping the kernel's vector width]."""
+    recipe = _recipe(launch, plans)
+    if all(argument.vector_width is None for argument in recipe.arguments):
+        return fused_key
+    uncapped = tuple(dataclasses.replace(argument, vector_width=None) for argument in recipe.arguments)
+    return build_fused_kernel(dataclasses.replace(recipe, arguments=uncapped)).key
 
 
 def _start_compiled_code_checks(launch: LaunchFusion, accessed: Any, kernel_key: str, vals: dict[str, Any]) -> None:
