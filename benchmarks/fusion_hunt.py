@@ -2969,5 +2969,24 @@ def _():
     return f, [(x, T(1, 8, 1, 1)) for x in xs]
 
 
+
+@case("s40_pro_channels_last_rows_permuted_view_used_too")
+def _():
+    def f(x, y):
+        h = x * 2.0 + y
+        nhwc = h.permute(0, 2, 3, 1)  # the chain's middle view, used by another op too
+        return rows_op(nhwc.reshape(-1, h.shape[1])), nhwc * 3.0 - 1.0
+    x = T(2, 8, 3, 5, special=True).contiguous(memory_format=torch.channels_last)
+    return f, (x, T(1, 8, 1, 1))
+
+
+@case("s40_epi_transposed_bf16_cast")
+def _():
+    def f(x):
+        out = rows_op(x)
+        return out.t().to(torch.bfloat16) * 2.0
+    return f, (T(6, 20, special=True),)
+
+
 if __name__ == "__main__":
     main()
