@@ -2988,5 +2988,35 @@ def _():
     return f, (T(6, 20, special=True),)
 
 
+
+@triton.jit
+def kx_row_norm(x_ptr, out_ptr, n_cols, HALF: tl.constexpr, BLOCK: tl.constexpr):
+    # a row reduction (fp32 loads); HALF: two programs per row, each loading the whole row
+    row = tl.program_id(0) // 2 if HALF else tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    v = tl.load(x_ptr + row * n_cols + cols, mask=m, other=0.0)
+    tl.store(out_ptr + row * n_cols + cols, v / tl.sqrt(tl.sum(v * v, axis=0) / n_cols + 1e-6), mask=m)
+
+
+def _row_norm_stored_residual(half):
+    def f(x, r):
+        h = x + r  # r bf16: the fused accesses carry the vector-width cap
+        out = torch.empty_like(h)
+        W(kx_row_norm)[(h.shape[0] * (2 if half else 1),)](h, out, h.shape[1], HALF=half, BLOCK=32)
+        return out.half(), h * 2.0
+    return f, [(T(rows, 24), T(rows, 24).bfloat16()) for rows in (5, 7, 9)]
+
+
+@case("s40_stored_residual_narrow_operand_row_norm", dynamic="auto")
+def _():
+    return _row_norm_stored_residual(False)
+
+
+@case("s40_stored_residual_narrow_operand_rows_loaded_twice", dynamic="auto")
+def _():
+    return _row_norm_stored_residual(True)
+
+
 if __name__ == "__main__":
     main()
