@@ -35,7 +35,7 @@ concrete proof of one iteration.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import numpy as np
 import torch
@@ -44,6 +44,9 @@ from . import _compat, _compat_inductor
 from ._index_values import FORWARD, UNKNOWN, NoProof, evaluate, grid_axis
 from ._symbolic_coverage import ReducedRun, Shift, Translation, _concrete, _integer_width, _row_layouts, _Uniform
 from ._ttir import Op, walk
+
+if TYPE_CHECKING:  # the annotations only: sympy is imported when first needed
+    import sympy
 
 __all__ = ["RowLoop", "find_row_loop", "row_loop_bounds", "reduced_run"]
 
