@@ -3018,5 +3018,416 @@ def _():
     return _row_norm_stored_residual(True)
 
 
+
+# ---------------------------------------------------------------------------------------------
+# session 41: kernels that rearrange their blocks (flip, join / split / interleave, trans,
+# reshape, gather), loops with pipelining hints, load modifiers, alignment hints beside operands
+# with odd storage offsets, fp8 prologues, argmax ties, descending sorts and reverse scans
+# ---------------------------------------------------------------------------------------------
+@triton.jit
+def kx_flip_block(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # each block stored reversed within itself; masked lanes load -7 and flip onto valid lanes
+    # of a partial last block (whose valid lanes then hold -7: the program as written)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m, other=-7.0)
+    tl.store(out_ptr + offs, tl.flip(v, 0), mask=m)
+
+
+@triton.jit
+def kx_pairs_split(x_ptr, out_ptr, n_pairs, BLOCK: tl.constexpr):
+    # x holds (re, im) pairs; out[i] = re * re - im (tl.split of a [BLOCK, 2] load)
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    two = tl.arange(0, 2)
+    m = (i < n_pairs)[:, None] & (two < 2)[None, :]
+    v = tl.load(x_ptr + i[:, None] * 2 + two[None, :], mask=m, other=3.0)
+    re, im = tl.split(v)
+    tl.store(out_ptr + i, re * re - im, mask=i < n_pairs)
+
+
+@triton.jit
+def kx_interleave_store(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # out[2i] = a[i], out[2i + 1] = b[i] * 2 (tl.interleave, stored as one [2 * BLOCK] block)
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = i < n
+    a = tl.load(a_ptr + i, mask=m, other=0.0)
+    b = tl.load(b_ptr + i, mask=m, other=0.0)
+    o = tl.program_id(0) * 2 * BLOCK + tl.arange(0, 2 * BLOCK)
+    tl.store(out_ptr + o, tl.interleave(a, b * 2.0), mask=o < 2 * n)
+
+
+@triton.jit
+def kx_join_store(a_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # out[i, 0] = a[i], out[i, 1] = -a[i] (tl.join, a [BLOCK, 2] store)
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + i, mask=i < n, other=1.0)
+    two = tl.arange(0, 2)
+    tl.store(out_ptr + i[:, None] * 2 + two[None, :], tl.join(a, -a), mask=(i < n)[:, None] & (two < 2)[None, :])
+
+
+@triton.jit
+def kx_tile_transpose(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    # out (N, M) = x (M, N) transposed, one tile per program, tl.trans in registers
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    m = (rm < M)[:, None] & (rn < N)[None, :]
+    t = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=m, other=-2.0)
+    tt = tl.trans(t)
+    tl.store(out_ptr + rn[:, None] * M + rm[None, :], tt, mask=tl.trans(m))
+
+
+@triton.jit
+def kx_reshape_rowsum(x_ptr, out_ptr, n, BLOCK: tl.constexpr, GROUP: tl.constexpr):
+    # out[g] = sum of x[g * GROUP : (g + 1) * GROUP]: a flat block reshaped to [BLOCK // GROUP, GROUP]
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs, mask=offs < n, other=0.5)
+    s = tl.sum(tl.reshape(v, (BLOCK // GROUP, GROUP)), axis=1)
+    g = tl.program_id(0) * (BLOCK // GROUP) + tl.arange(0, BLOCK // GROUP)
+    tl.store(out_ptr + g, s, mask=g * GROUP < n)
+
+
+@triton.jit
+def kx_block_gather(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # out[i] = x[block start + (i * 5) % BLOCK] through tl.gather; masked lanes gather `other`
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m, other=9.0)
+    idx = (tl.arange(0, BLOCK) * 5) % BLOCK
+    tl.store(out_ptr + offs, tl.gather(v, idx, 0), mask=m)
+
+
+@triton.jit
+def kx_pipelined_rowsum(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    # a row sum over a tl.range loop with pipelining hints; masked lanes load 1.0 and are dropped
+    row = tl.program_id(0)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in tl.range(0, n_cols, BLOCK, num_stages=3, loop_unroll_factor=2):
+        cols = start + tl.arange(0, BLOCK)
+        v = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=1.0)
+        acc += tl.where(cols < n_cols, v, 0.0)
+    tl.store(out_ptr + row, tl.sum(acc, axis=0))
+
+
+@triton.jit
+def kx_modified_loads(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # cache / eviction modifiers and a volatile load: hints, not semantics
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    a = tl.load(x_ptr + offs, mask=m, other=0.0, cache_modifier=".cg", eviction_policy="evict_last")
+    b = tl.load(y_ptr + offs, mask=m, other=0.0, volatile=True)
+    tl.store(out_ptr + offs, a * b, mask=m, cache_modifier=".cs", eviction_policy="evict_first")
+
+
+@triton.jit
+def kx_aligned_hints(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # promises 16-aligned, contiguous offsets (true: BLOCK is a multiple of 16)
+    offs = tl.multiple_of(tl.program_id(0) * BLOCK, 16) + tl.max_contiguous(tl.arange(0, BLOCK), BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m, other=0.0) * 3.0, mask=m)
+
+
+@triton.jit
+def kx_fp8_dequant(q_ptr, scale_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # fp8 in, fp32 out: out = q * scale (scale a one-element tensor)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    q = tl.load(q_ptr + offs, mask=m, other=0.0).to(tl.float32)
+    tl.store(out_ptr + offs, q * tl.load(scale_ptr), mask=m)
+
+
+@triton.jit
+def kx_row_argmax(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    # first index of the row maximum; masked lanes load -inf (ties with a row of -inf)
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=float("-inf"))
+    tl.store(out_ptr + row, tl.argmax(v, 0, tie_break_left=True))
+
+
+@triton.jit
+def kx_row_sort_desc(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    # each row sorted descending; masked lanes load -inf so they sort last and are not stored
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    v = tl.load(x_ptr + row * n_cols + cols, mask=m, other=float("-inf"))
+    tl.store(out_ptr + row * n_cols + cols, tl.sort(v, 0, descending=True), mask=m)
+
+
+@triton.jit
+def kx_row_rev_cumsum(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    # a suffix sum of each row; masked lanes (at the end) load 100.0 and reach every valid lane
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    v = tl.load(x_ptr + row * n_cols + cols, mask=m, other=100.0)
+    tl.store(out_ptr + row * n_cols + cols, tl.cumsum(v, 0, reverse=True), mask=m)
+
+
+@triton.jit
+def kx_grid2d_bias(x_ptr, b_ptr, out_ptr, M, N, BN: tl.constexpr):
+    # one row per program_id(0), column blocks on program_id(1); out = x + b[col]
+    row = tl.program_id(0)
+    cols = tl.program_id(1) * BN + tl.arange(0, BN)
+    m = cols < N
+    v = tl.load(x_ptr + row * N + cols, mask=m, other=0.0)
+    tl.store(out_ptr + row * N + cols, v + tl.load(b_ptr + cols, mask=m, other=0.0), mask=m)
+
+
+@case("s41_flip_block_partial_last_block")
+def _():
+    def f(x):
+        out = torch.empty_like(x)
+        launch1(W(kx_flip_block), x.numel(), torch.exp(x * 0.5) + 1.0, out, x.numel())
+        return out * 2.0 - 1.0
+    return f, (T(N + 5, special=True),)
+
+
+@case("s41_split_pairs_prologue_epilogue")
+def _():
+    def f(x):
+        h = x * -1.5 + 0.25
+        out = torch.empty(h.shape[0], device=h.device, dtype=h.dtype)
+        W(kx_pairs_split)[(triton.cdiv(h.shape[0], 32),)](h, out, h.shape[0], BLOCK=32)
+        return out.abs() + 1.0
+    return f, (T(N + 3, 2, special=True),)
+
+
+@case("s41_split_pairs_of_a_transposed_view")
+def _():
+    def f(x):  # x (2, n): the kernel reads x.t(), whose pairs are not adjacent in x's memory
+        h = (x + 2.0).t()
+        out = torch.empty(h.shape[0], device=h.device, dtype=h.dtype)
+        W(kx_pairs_split)[(triton.cdiv(h.shape[0], 32),)](h.contiguous(), out, h.shape[0], BLOCK=32)
+        return out
+    return f, (T(2, N + 3, special=True),)
+
+
+@case("s41_interleave_store_epilogue")
+def _():
+    def f(a, b):
+        out = torch.empty(2 * a.numel(), device=a.device, dtype=a.dtype)
+        launch1(W(kx_interleave_store), a.numel(), a - 1.0, torch.sigmoid(b), out, a.numel(), BLOCK=32)
+        return out.view(-1, 2) * torch.tensor([1.0, -3.0], device=a.device)
+    return f, (T(N + 3, special=True), T(N + 3, lo=-9, hi=9))
+
+
+@case("s41_join_store_epilogue_reads_columns")
+def _():
+    def f(a):
+        out = torch.empty(a.numel(), 2, device=a.device, dtype=a.dtype)
+        launch1(W(kx_join_store), a.numel(), a * a + 0.5, out, a.numel(), BLOCK=32)
+        return out[:, 0] - out[:, 1], out.sum(1)
+    return f, (T(N + 3, special=True),)
+
+
+@case("s41_tile_transpose_prologue_epilogue")
+def _():
+    def f(x, b):
+        M, Nc = x.shape
+        out = torch.empty(Nc, M, device=x.device, dtype=x.dtype)
+        W(kx_tile_transpose)[(triton.cdiv(M, 16), triton.cdiv(Nc, 16))](x * 2.0 + 1.0, out, M, Nc, BM=16, BN=16)
+        return out + b  # b (Nc, 1): one value per output row
+    return f, (T(37, 21, special=True), T(21, 1))
+
+
+@case("s41_tile_transpose_bf16_epilogue_cast")
+def _():
+    def f(x):  # x bf16
+        M, Nc = x.shape
+        out = torch.empty(Nc, M, device=x.device, dtype=torch.float32)
+        W(kx_tile_transpose)[(triton.cdiv(M, 16), triton.cdiv(Nc, 16))](x.float().neg(), out, M, Nc, BM=16, BN=16)
+        return out.bfloat16() * 2.0
+    return f, (T(37, 21, special=True).bfloat16(),)
+
+
+@case("s41_reshape_group_sum_prologue")
+def _():
+    def f(x):
+        h = torch.where(x > 0, x, x * 0.01) + 0.125
+        out = torch.empty(triton.cdiv(h.numel(), 4), device=h.device, dtype=h.dtype)
+        launch1(W(kx_reshape_rowsum), h.numel(), h, out, h.numel(), BLOCK=64, GROUP=4)
+        return out * 0.5
+    return f, (T(N + 2, special=True),)
+
+
+@case("s41_block_gather_prologue_epilogue")
+def _():
+    def f(x):
+        out = torch.empty_like(x)
+        launch1(W(kx_block_gather), x.numel(), x.abs() - 3.0, out, x.numel(), BLOCK=32)
+        return out.clamp(min=-2.0) * 4.0
+    return f, (T(N + 5, special=True),)
+
+
+@case("s41_pipelined_rowsum_prologue_one_minus")
+def _():
+    def f(x):
+        h = 1.0 - x
+        out = torch.empty(h.shape[0], device=h.device, dtype=torch.float32)
+        W(kx_pipelined_rowsum)[(h.shape[0],)](h, out, h.shape[1], BLOCK=16)
+        return out / h.shape[1]
+    return f, (T(7, 75, special=True),)
+
+
+@case("s41_pipelined_rowsum_dynamic", dynamic="auto")
+def _():
+    def f(x):
+        h = x * x + 1.0
+        out = torch.empty(h.shape[0], device=h.device, dtype=torch.float32)
+        W(kx_pipelined_rowsum)[(h.shape[0],)](h, out, h.shape[1], BLOCK=16)
+        return out - 1.0
+    return f, [(T(rows, 40),) for rows in (3, 5, 6)]
+
+
+@case("s41_modified_loads_both_sides")
+def _():
+    def f(x, y):
+        out = torch.empty_like(x)
+        launch1(W(kx_modified_loads), x.numel(), x + 1.0, y.exp(), out, x.numel())
+        return out.log1p()
+    return f, (T(N + 5, special=True), T(N + 5, lo=-3, hi=3))
+
+
+@case("s41_alignment_hints_operand_offset_by_one")
+def _():
+    def f(x, base):
+        h = x * base[1:]  # an operand whose data starts 4 bytes past its storage
+        out = torch.empty_like(h)
+        launch1(W(kx_aligned_hints), h.numel(), h, out, h.numel(), BLOCK=64)
+        return out + base[:-1]
+    return f, (T(N + 16, special=True), T(N + 17, lo=-2, hi=2))
+
+
+@case("s41_fp8_quantize_prologue", gpu_only=True)
+def _():
+    def f(x, s):
+        q = (x / s).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+        out = torch.empty(x.shape, device=x.device, dtype=torch.float32)
+        launch1(W(kx_fp8_dequant), x.numel(), q, s, out, x.numel())
+        return out
+    return f, (T(N + 5, lo=-900, hi=900), torch.tensor([1.75], device=DEVICE))
+
+
+@case("s41_fp8_e5m2_unclamped_prologue", gpu_only=True)
+def _():
+    def f(x, s):
+        q = (x * 1000.0).to(torch.float8_e5m2)  # out of range and NaN / inf inputs
+        out = torch.empty(x.shape, device=x.device, dtype=torch.float32)
+        launch1(W(kx_fp8_dequant), x.numel(), q, s, out, x.numel())
+        return out
+    return f, (T(N + 5, lo=-90, hi=90, special=True), torch.tensor([0.5], device=DEVICE))
+
+
+@case("s41_argmax_ties_after_rounding_prologue")
+def _():
+    def f(x):
+        h = torch.round(x)  # many ties; the special values put NaN and +-inf in some rows
+        out = torch.empty(h.shape[0], device=h.device, dtype=torch.int32)
+        W(kx_row_argmax)[(h.shape[0],)](h, out, h.shape[1], BLOCK=32)
+        return out
+    return f, (T(12, 27, special=True),)
+
+
+@case("s41_argmax_of_a_negative_row")
+def _():
+    def f(x):
+        h = -(x.abs()) - 1e30  # every valid lane below 0; some -inf; masked lanes -inf too
+        out = torch.empty(h.shape[0], device=h.device, dtype=torch.int32)
+        W(kx_row_argmax)[(h.shape[0],)](h, out, h.shape[1], BLOCK=32)
+        return out
+    return f, (T(12, 27, special=True),)
+
+
+@case("s41_sort_descending_prologue_epilogue")
+def _():
+    def f(x):
+        out = torch.empty_like(x)
+        W(kx_row_sort_desc)[(x.shape[0],)](torch.sin(x) * 3.0, out, x.shape[1], BLOCK=32)
+        return out[:, :5] * 2.0
+    return f, (T(9, 23),)
+
+
+@case("s41_reverse_cumsum_masked_other_reaches_every_lane")
+def _():
+    def f(x):
+        out = torch.empty_like(x)
+        W(kx_row_rev_cumsum)[(x.shape[0],)](x - 0.5, out, x.shape[1], BLOCK=32)
+        return out * 2.0
+    return f, (T(9, 23),)
+
+
+@case("s41_grid2d_bias_prologue_on_both_operands")
+def _():
+    def f(x, b):
+        out = torch.empty_like(x)
+        W(kx_grid2d_bias)[(x.shape[0], triton.cdiv(x.shape[1], 16))](x.relu(), b * 2.0 - 1.0, out, x.shape[0],
+                                                                       x.shape[1], BN=16)
+        return out.to(torch.float16)
+    return f, (T(6, 41, special=True), T(41))
+
+
+# copies to a memory format (clone with memory_format): the format sets only the result's layout
+@case("s41_pro_transposed_contiguous_copy")
+def _():
+    def f(x):
+        h = (x + 2.0).t()
+        out = torch.empty(h.shape[0], device=h.device, dtype=h.dtype)
+        W(kx_pairs_split)[(triton.cdiv(h.shape[0], 32),)](h.contiguous(), out, h.shape[0], BLOCK=32)
+        return out
+    return f, (T(2, N + 3, special=True),)
+
+
+@case("s41_pro_to_channels_last_copy")
+def _():
+    def f(x):
+        return copy_op((x * 3.0).contiguous(memory_format=torch.channels_last))
+    return f, (T(2, 3, 4, 5, special=True),)
+
+
+@case("s41_pro_nhwc_contiguous_copy_epilogue")
+def _():
+    def f(x):
+        return copy_op((x * 3.0).permute(0, 2, 3, 1).contiguous()) - 1.0
+    return f, (T(2, 3, 4, 5, special=True),)
+
+
+@case("s41_pro_preserve_format_copy_of_transposed")
+def _():
+    def f(x):
+        return copy_op(torch.clone(x.t() * 3.0, memory_format=torch.preserve_format))
+    return f, (T(7, 5, special=True),)
+
+
+@case("s41_epi_channels_last_result_to_contiguous")
+def _():
+    def f(x):
+        out = copy_op(x.contiguous(memory_format=torch.channels_last) + 1.0)
+        return out.contiguous() * 2.0
+    return f, (T(2, 3, 4, 5, special=True),)
+
+
+@case("s41_epi_transposed_contiguous_copy")
+def _():
+    def f(x):
+        out = rows_op(x)
+        return (out * 2.0).t().contiguous(), out.t().contiguous() + 1.0
+    return f, (T(6, 20, special=True),)
+
+
+@case("s41_pro_strided_slice_copies")
+def _():
+    def f(x):
+        return copy_op(x[:, ::2].contiguous() * 2.0).contiguous()
+    return f, (T(6, 20, special=True),)
+
+
+@case("s41_pro_channels_last_copy_dynamic", dynamic="auto")
+def _():
+    def f(x, s):
+        h = (x * s).contiguous(memory_format=torch.channels_last)
+        return copy_op(h) + 1.0
+    return f, [(T(b, 4, 3, 5, special=True), T(1, 4, 1, 1)) for b in (2, 3, 5)]
+
 if __name__ == "__main__":
     main()

@@ -458,6 +458,20 @@ def test_channels_last_activations_fuse_through_their_nhwc_rows():
     assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
 
 
+def test_a_copy_to_another_memory_format_fuses_as_a_prologue():
+    """`.contiguous(memory_format=...)` is a clone whose memory format sets only its result's
+    layout: converting NCHW activations to channels_last for a kernel over their NHWC rows
+    fuses, conversion and all."""
+    x, scale = torch.randn(2, 16, 3, 5, device=DEVICE), torch.randn(1, 16, 1, 1, device=DEVICE)
+
+    def f(x, scale):
+        return rows(nhwc_rows((x * scale).contiguous(memory_format=torch.channels_last)))
+
+    out, code = compiled(f, x, scale)
+    torch.testing.assert_close(out, f(x, scale), rtol=0, atol=0)
+    assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
+
+
 def test_a_view_of_part_of_a_tensor_is_not_looked_through():
     """A slice of the prologue's result starts elsewhere and leaves elements out: the kernel's
     memory offsets no longer name the result's elements."""

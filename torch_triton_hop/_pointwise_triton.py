@@ -110,7 +110,9 @@ def is_pointwise(node: torch.fx.Node) -> bool:
     if any(k not in ("alpha", "memory_format") for k in node.kwargs) or (
             "memory_format" in node.kwargs and target is not aten.clone.default):
         return False
-    values = [*node.args, *node.kwargs.values()]
+    # clone's memory_format sets only the layout of its result, which the fusion reads from
+    # the node's value (`x.t().contiguous()` before a kernel is a clone to row-major)
+    values = [*node.args, *(v for k, v in node.kwargs.items() if k != "memory_format")]
     return all(isinstance(v, torch.fx.Node) and isinstance(v.meta.get("val"), torch.Tensor)
                or isinstance(v, _SCALARS) for v in values)
 
