@@ -21,10 +21,8 @@ import logging
 import math
 import os
 import re
-import sys
 import time
 import traceback
-import warnings
 import zlib
 
 _ap = argparse.ArgumentParser()
@@ -286,7 +284,7 @@ def main():
         sel = [c for c in sel if c["gpu_only"]] + [c for c in sel if not c["gpu_only"]]
     budget = ARGS.budget if ARGS.budget is not None else (285.0 if GPU else None)
     t0 = time.time()
-    n_fused = n_bad = n_err = 0
+    n_fused = n_bad = 0
     bad = []
     skipped = []
     for c in sel:
@@ -1672,8 +1670,6 @@ def _():
 
 @case("specialize_float_false_symfloat")
 def _():
-    import torch._dynamo.config as dc
-
     def f(x, s):
         return copy_op(x * s + 1.0) * s
     return f, (T(N), 0.3)
@@ -3428,6 +3424,45 @@ def _():
         h = (x * s).contiguous(memory_format=torch.channels_last)
         return copy_op(h) + 1.0
     return f, [(T(b, 4, 3, 5, special=True), T(1, 4, 1, 1)) for b in (2, 3, 5)]
+
+
+@triton.jit
+def kx_desc_scale_rows(x_desc, out_desc, BM: tl.constexpr, BN: tl.constexpr):
+    # host-side TensorDescriptor arguments (TMA on sm90+): each program a [BM, BN] tile
+    row = tl.program_id(0) * BM
+    out_desc.store([row, 0], x_desc.load([row, 0]) * 2.0)
+
+
+@triton.jit
+def kx_inline_asm_shift(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # out = bits of x shifted left by 1 (inline PTX): opaque to any analysis of values
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m, other=0)
+    r = tl.inline_asm_elementwise("shl.b32 $0, $1, 1;", "=r,r", [v], dtype=tl.int32, is_pure=True, pack=1)
+    tl.store(out_ptr + offs, r, mask=m)
+
+
+@case("s41_descriptor_prologue_epilogue", gpu_only=True)
+def _():
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    def f(x):
+        h = x * 3.0 - 1.0
+        out = torch.empty_like(h)
+        W(kx_desc_scale_rows)[(triton.cdiv(h.shape[0], 16),)](
+            TensorDescriptor.from_tensor(h, [16, 32]), TensorDescriptor.from_tensor(out, [16, 32]), BM=16, BN=32)
+        return out.relu() + 0.5
+    return f, (T(40, 32, special=True),)
+
+
+@case("s41_inline_asm_int_prologue_epilogue", gpu_only=True)
+def _():
+    def f(i):
+        out = torch.empty_like(i)
+        launch1(W(kx_inline_asm_shift), i.numel(), i ^ 0x5555, out, i.numel())
+        return out + 7
+    return f, (T(N + 5, dtype=torch.int32, lo=-2**31, hi=2**31 - 2),)
 
 if __name__ == "__main__":
     main()
