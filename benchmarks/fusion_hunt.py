@@ -3464,5 +3464,47 @@ def _():
         return out + 7
     return f, (T(N + 5, dtype=torch.int32, lo=-2**31, hi=2**31 - 2),)
 
+
+# constant tensors the program builds (`torch.tensor([...])`: a graph constant and its copy)
+@case("s41_const_tensor_prologue")
+def _():
+    def f(x):
+        return copy_op(x.view(-1, 5) * torch.tensor([1.0, -3.0, 2.0, 0.5, -0.0], device=x.device))
+    return f, (T(N, special=True),)
+
+
+@case("s41_const_int8_tensor_prologue_promotes")
+def _():
+    def f(x):
+        return copy_op(x.view(-1, 5) + torch.tensor([1, -3, 2, 127, -128], device=x.device, dtype=torch.int8))
+    return f, (T(N, special=True),)
+
+
+@case("s41_const_tensor_epilogue_after_launch")
+def _():
+    def f(x):
+        out = copy_op(x)
+        return out.view(-1, 5) * torch.tensor([1.0, -3.0, float("inf"), 0.5, -0.0], device=x.device)
+    return f, (T(N, special=True),)
+
+
+@case("s41_const_tensor_changed_in_place_before_use")
+def _():
+    def f(x):
+        c = torch.tensor([1.0, -3.0, 2.0, 0.5, -0.0], device=x.device)
+        c.mul_(x[0])
+        out = copy_op(x.view(-1, 5) - c)
+        c.add_(1.0)
+        return out * c
+    return f, (T(N, special=True),)
+
+
+@case("s41_const_bf16_tensor_epilogue")
+def _():
+    def f(x):
+        out = copy_op(x.bfloat16())
+        return out.view(-1, 3) * torch.tensor([1.0, 1.0 / 3.0, -7.1], device=x.device, dtype=torch.bfloat16)
+    return f, (T(N + 1, special=True),)
+
 if __name__ == "__main__":
     main()

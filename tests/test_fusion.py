@@ -244,6 +244,31 @@ def test_an_operand_computed_after_the_launch_moves_before_it(data):
     assert allocations(code)[-1:] and len(allocations(code)) == 2  # the gate and the result
 
 
+def test_a_constant_tensor_the_program_builds_after_the_launch_is_an_operand(data):
+    x, y, _, _ = data
+
+    def f(x, y):
+        out = add(x, y)
+        return out * torch.tensor([1.0, -3.0, 0.5, -0.0] * 8, device=out.device)  # one per column
+
+    out, code = compiled(f, x, y)
+    torch.testing.assert_close(out, f(x, y), rtol=0, atol=0)
+    # left: inductor's copy of the constant to a fresh tensor (32 elements), an operand
+    assert len(fused_launches(code)) == 1 and len(pointwise_kernels(code)) == 1
+    assert "lift_fresh" in pointwise_kernels(code)[0]
+
+
+def test_a_constant_tensor_the_program_builds_fuses_into_a_prologue(data):
+    x, y, _, _ = data
+
+    def f(x, y):
+        return add(x * torch.tensor([1.0, -3.0, 0.5, -0.0] * 8, device=x.device), y)
+
+    out, code = compiled(f, x, y)
+    torch.testing.assert_close(out, f(x, y), rtol=0, atol=0)
+    assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
+
+
 def test_training_step_with_a_fused_epilogue_matches_eager(data):
     x, y, _, b = data
 

@@ -417,6 +417,9 @@ class LaunchFusion:
             n = stack.pop()
             if n in needed:
                 continue
+            if n.op == "get_attr":  # a constant of the graph (`torch.tensor([...])` in the program)
+                needed.add(n)
+                continue
             if n.op != "call_function" or _writes(n) != [] or torch.Tag.nondeterministic_seeded in getattr(
                     n.target, "tags", ()):
                 raise Refused(f"operand {late[0].name} is computed after the launch by {n.name}, which cannot move "

@@ -76,7 +76,8 @@ def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
 
 
 # Not part of the graph's pointwise ops, though inductor lowers them to pointwise code.
-_IDENTITY = {aten.clone.default, aten.alias.default}
+# (lift_fresh_copy: the copy of a constant that `torch.tensor([...])` in a program makes.)
+_IDENTITY = {aten.clone.default, aten.alias.default, aten.lift_fresh_copy.default}
 _SCALARS = (int, float, bool, torch.dtype, type(None))
 # Inductor ops that are exactly rounded in triton's interpreter and in inductor's C++ code
 # alike (IEEE arithmetic, comparisons, selects, bit ops); everything else (libdevice, tl.exp,

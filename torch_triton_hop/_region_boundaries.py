@@ -53,8 +53,8 @@ _EMPTY = {aten.empty.memory_format, aten.empty_strided.default, aten.empty_like.
 _FILLS = {aten.full.default, aten.full_like.default}
 _CONVERSIONS = {prims.convert_element_type.default, aten._to_copy.default}
 # Ops whose result is one of their first argument's elements (the rest are indices or shapes).
-_MOVES = {aten.clone.default, aten._unsafe_view.default, aten.reshape.default, aten.flip.default, prims.rev.default,
-          aten.roll.default, aten.repeat.default, aten.index_select.default,
+_MOVES = {aten.clone.default, aten.lift_fresh_copy.default, aten._unsafe_view.default, aten.reshape.default,
+          aten.flip.default, prims.rev.default, aten.roll.default, aten.repeat.default, aten.index_select.default,
           aten.gather.default, aten.index.Tensor, aten.embedding.default}
 # Ops whose result is one of their tensor arguments' values, or a value their dtype holds
 # whatever type the kernel computes in (where's condition only selects).
@@ -101,7 +101,7 @@ def _exact_in_memory(node: torch.fx.Node, target: str) -> bool:
     for it, bit for bit (and, on a GPU, not a product an add could contract with)."""
     while _is_view(node):
         node = node.args[0]
-    if node.op == "placeholder":
+    if node.op in ("placeholder", "get_attr"):  # a graph input or a constant: memory
         return True
     if node.op != "call_function":
         return False
