@@ -3506,5 +3506,25 @@ def _():
         return out.view(-1, 3) * torch.tensor([1.0, 1.0 / 3.0, -7.1], device=x.device, dtype=torch.bfloat16)
     return f, (T(N + 1, special=True),)
 
+
+@case("s41_pro_contiguous_copy_of_the_buffer_the_kernel_writes")
+def _():
+    def f(x):
+        buf = x * 1.0
+        h = buf.t().contiguous()  # read before the launch writes buf
+        launch1(W(kx_copy), h.numel(), h, buf, h.numel())
+        return buf
+    return f, (T(12, 12, special=True),)
+
+
+@case("s41_const_tensor_written_by_a_kernel_before_the_epilogue")
+def _():
+    def f(x):
+        out = copy_op(x)
+        c = torch.tensor([1.0, -3.0, 2.0, 0.5, -0.0] * 40, device=x.device)
+        launch1(W(kx_add), c.numel(), c, c, c, c.numel())  # c doubled in place
+        return out * c
+    return f, (T(N, special=True),)
+
 if __name__ == "__main__":
     main()
