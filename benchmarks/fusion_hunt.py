@@ -3526,5 +3526,162 @@ def _():
         return out * c
     return f, (T(N, special=True),)
 
+
+# epilogue operands computed by pointwise ops nothing else uses: computed inside the fused kernel
+@case("s41_epi_operand_cast_from_half")
+def _():
+    def f(x, w):
+        return copy_op(x) * w.float()
+    return f, (T(N, special=True), T(N, dtype=torch.float16, special=True))
+
+
+@case("s41_epi_operand_scaled_residual")
+def _():
+    def f(x, r):
+        return copy_op(x) + r * 0.5 + 1.0
+    return f, (T(N, special=True), T(N, special=True))
+
+
+@case("s41_epi_operand_from_a_buffer_written_in_place_by_an_earlier_kernel")
+def _():
+    def f(x, r):
+        p = r * 2.0
+        launch1(W(kx_add), x.numel(), x, r, r, x.numel())  # r = x + r, in place
+        return copy_op(x) * p, r
+    return f, (T(N, special=True), T(N))
+
+
+@case("s41_epi_operand_input_mutated_after_the_launch")
+def _():
+    def f(x, r):
+        p = r * 2.0
+        out = copy_op(x)
+        r.add_(1.0)
+        return out * p
+    return f, (T(N, special=True), T(N))
+
+
+@case("s41_epi_operand_of_an_intermediate_written_by_a_later_kernel")
+def _():
+    def f(x, r):
+        r2 = r + 0.5
+        p = r2 * 2.0
+        out = torch.empty_like(x)
+        launch1(W(kx_add), x.numel(), x, r2, out, x.numel())
+        launch1(W(kx_add), x.numel(), x, r2, r2, x.numel())  # r2 written in place after
+        return out * p, r2
+    return f, (T(N, special=True), T(N))
+
+
+@case("s41_epi_operand_producer_used_elsewhere_too")
+def _():
+    def f(x, r):
+        p = r * 2.0
+        return copy_op(x) * p, p.sum()
+    return f, (T(N, special=True), T(N))
+
+
+@case("s41_epi_operand_bf16_chain_rounded_between")
+def _():
+    def f(x, r):
+        p = (r.bfloat16() * 3.0).bfloat16() + 1.0  # bf16 ops: each rounds
+        return (copy_op(x.bfloat16()) * p).float()
+    return f, (T(N, special=True), T(N, lo=-300, hi=300))
+
+
+@case("s41_epi_operand_int_chain_wraps")
+def _():
+    def f(x, r):
+        p = (r * 100).to(torch.int8) + 7  # wraps in int8
+        return copy_op(x) * p
+    return f, (T(N, special=True), T(N, dtype=torch.int32, lo=-1000, hi=1000))
+
+
+@case("s41_epi_operand_random_not_moved")
+def _():
+    def f(x):
+        p = torch.rand_like(x) * 2.0
+        return copy_op(x) + p
+    return f, (T(N, special=True),)
+
+
+@case("s41_epi_operand_broadcast_bias_cast_in_rows", dynamic="auto")
+def _():
+    def f(x, b):
+        out = rows_op(x)
+        return out - b.float() * 2.0
+    return f, [(T(rows, 20, special=True), T(20, dtype=torch.bfloat16)) for rows in (4, 6, 9)]
+
+
+@case("s41_epi_operand_from_the_kernels_own_input")
+def _():
+    def f(x):
+        return copy_op(x) * (x + 1.0)  # x read twice: by the kernel and by the epilogue's operand
+    return f, (T(N, special=True),)
+
+
+@case("s41_epi_two_outputs_share_an_operand_producer")
+def _():
+    def f(x, y, r):
+        p = r * 3.0
+        o1, o2 = copy_op(x), copy_op(y)
+        return o1 + p, o2 - p
+    return f, (T(N, special=True), T(N), T(N))
+
+
+# regions past inductor's read and op thresholds (realize_acc_reads_threshold,
+# realize_opcount_threshold), in bf16: where the unfused program stores an intermediate
+# (rounded) and the fused code holds it in fp32, the two would differ
+def _many_bf16(n, rows=None):
+    return tuple(T(*((rows, 24) if rows else (N,)), lo=-3 - i, hi=3 + i).bfloat16() for i in range(n))
+
+
+def _bf16_chain(ts):
+    s = ts[0] * ts[1]
+    for a, b in zip(ts[2::2], ts[3::2]):
+        s = s + a * b
+    return s
+
+
+@case("s41_gpu_prologue_bf16_past_the_read_threshold", gpu_only=True)
+def _():
+    def f(*ts):
+        return copy_op(_bf16_chain(ts)).float()
+    return f, _many_bf16(12)
+
+
+@case("s41_gpu_epilogue_operand_bf16_past_the_read_threshold", gpu_only=True)
+def _():
+    def f(x, *ts):
+        return (copy_op(x) * _bf16_chain(ts)).float()
+    return f, (T(N, special=True).bfloat16(), *_many_bf16(12))
+
+
+@case("s41_gpu_epilogue_operand_bf16_long_chain", gpu_only=True)
+def _():
+    def f(x, r):
+        p = r
+        for i in range(20):  # past the op-count threshold
+            p = (p * 1.01 + 0.1).sin()
+        return (copy_op(x) + p).float()
+    return f, (T(N, special=True).bfloat16(), T(N).bfloat16())
+
+
+@case("s41_gpu_prologue_bf16_long_chain", gpu_only=True)
+def _():
+    def f(r):
+        p = r
+        for i in range(20):
+            p = (p * 1.01 + 0.1).sin()
+        return copy_op(p).float()
+    return f, (T(N).bfloat16(),)
+
+
+@case("s41_gpu_rows_epilogue_operand_bf16_past_the_read_threshold", gpu_only=True)
+def _():
+    def f(x, *ts):
+        return (rows_op(x) + _bf16_chain(ts)).float()
+    return f, (T(6, 24, special=True).bfloat16(), *_many_bf16(10, rows=6))
+
 if __name__ == "__main__":
     main()

@@ -245,7 +245,9 @@ class LaunchFusion:
         else:
             raise Refused(f"{', '.join(sorted(u.name for u in _data_users(root)))} is not a pointwise op the fusion "
                            "translates, or the result is used elsewhere too")
-        chosen = [n for n in region if n in members]
+        producers = self._operand_producers(members, passthrough)
+        members |= producers
+        chosen = sorted((n for n in members if n not in passthrough), key=self.order.__getitem__)
         # See [Note: Elements a kernel may leave unwritten]: unless the kernel provably stores
         # every element ([Note: A proof that a kernel stores every element]; tried only where
         # needed, for it evaluates the kernel's addresses).
@@ -257,8 +259,17 @@ class LaunchFusion:
             raise Refused(f"the epilogue's result {sink.name} has another shape or layout than the written tensor")
         operands = self._operand_nodes(chosen, members)
         self._check_boundary(operands, sink)
+        if producers:  # computed at the launch now, so from what memory holds then
+            written = {_compat.storage_identity(self.vals[w]): w for w in self.written}
+            for operand in operands:
+                shared = written.get(_compat.storage_identity(node_value(operand)))
+                if shared is not None:
+                    raise Refused(f"operand {operand.name} of {', '.join(sorted(p.name for p in producers))} shares "
+                                   f"memory with {shared}, which the kernel writes")
         self._hoist([o for o in operands if self.order[o] > self.order[self.node]])
-        between = [n for n in self.graph.nodes if self.order[self.node] < self.order[n] < self.order[sink]]
+        start = min([self.order[self.node], *(self.order[p] for p in producers)])
+        between = [n for n in self.graph.nodes if start < self.order[n] < self.order[sink] and n not in members
+                   and n is not self.node]
         _check_no_writes(between, operands, "between the launch and the epilogue")
         self._check_inputs_apart(operands, between)
         ignored = None if absorbed else ignored_value(chosen, passthrough)  # last: it runs the region on CPU
@@ -266,6 +277,25 @@ class LaunchFusion:
             raise Refused(f"{ignored} (no proof that it stores every element: {self._unstored(name)})")
         self.views[name], self.value[name] = views, root
         return Candidate("epilogue", chosen, sink, operands)
+
+    def _operand_producers(self, members: set[torch.fx.Node], passthrough: set[torch.fx.Node]) -> set[torch.fx.Node]:
+        """The pointwise ops computing the epilogue's operands that nothing else uses (with
+        theirs, transitively), which the fused code computes where it uses them, as inductor
+        computes them inside its own kernel for the epilogue: `out * w.to(out.dtype)`."""
+        producers: set[torch.fx.Node] = set()
+        changed = True
+        while changed and len(members) + len(producers) < _MAX_REGION:
+            changed = False
+            for member in [*members, *producers]:
+                if member in passthrough:
+                    continue
+                for arg in member.all_input_nodes:
+                    if arg in members or arg in producers or arg in self.descendants or arg is self.node:
+                        continue
+                    if is_pointwise(arg) and set(arg.users) <= members | producers:
+                        producers.add(arg)
+                        changed = True
+        return producers
 
     # -- outputs written over an input ----------------------------------------------------
     def split_outputs_over_inputs(self, accessed: Any) -> tuple[dict[str, str], dict[str, str]]:
