@@ -786,10 +786,16 @@ def test_wrapped_integers_are_not_divided_on_a_gpu(plan_for_a_gpu, caplog):
 def test_wrapped_integers_divide_as_eager_under_the_interpreter(caplog):
     x = torch.arange(256, device=DEVICE).to(torch.uint8)
     check_exact(lambda x: torch.relu(copy(x)) ** 2 / torch.relu(x), x, expect_fused=not ON_GPU)
-    # The fuzzer's program launches twice: the second launch's epilogue would read the uint8
-    # square from memory, which inductor's Triton code holds unwrapped (65025, not 1).
+    # The fuzzer's program launches twice: the second launch's epilogue computes the square
+    # itself (nothing else uses it), and divides as the first program does.
+    check_exact(lambda x: torch.relu(copy(x)) ** 2 / torch.relu(copy(x)), x, expect_fused=not ON_GPU)
+
+    def returned_too(x):  # the epilogue would read the square from memory, which inductor's
+        square = torch.relu(copy(x)) ** 2  # Triton code holds unwrapped (65025, not 1)
+        return square / torch.relu(copy(x)), square
+
     with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
-        check_exact(lambda x: torch.relu(copy(x)) ** 2 / torch.relu(copy(x)), x, expect_fused=False)
+        check_exact(returned_too, x, expect_fused=False)
     assert "(uint8) is computed by aten.pow.Tensor_Scalar, which the unfused program may" in caplog.text, caplog.text
 
 
@@ -866,9 +872,10 @@ def test_an_operand_inductor_computes_in_the_using_kernel_is_not_read_from_memor
 
 def test_an_operand_split_off_by_a_second_launch_is_not_read_from_memory(caplog):
     """Seed 23 #1662, minimized: `h = copy(x) / 1.5` in fp16, then `where(h > c, h, c)`, c = copy(y).
-    The second launch cannot take h as an operand (above); the first cannot take the where,
-    whose other operand the second launch computes later. An int8 operand converted to bf16,
-    which holds it exactly, crosses as it is, so that one fuses."""
+    With h returned too, the second launch cannot compute h itself, nor take it as an operand
+    (above); the first cannot take the where, whose other operand the second launch computes
+    later. An int8 operand converted to bf16, which holds it exactly, crosses as it is, so
+    that one fuses."""
     torch.manual_seed(0)
     x, y = (torch.randn(256, device=DEVICE) * 5).half(), torch.randint(-9, 9, (256,), device=DEVICE)
 
@@ -876,7 +883,7 @@ def test_an_operand_split_off_by_a_second_launch_is_not_read_from_memory(caplog)
         h, c = copy(x) / 1.5, copy(y)
         # (c in the condition too: a where that may drop the second launch's value is refused first,
         # see test_an_epilogue_that_selects_past_unwritten_elements_is_not_fused)
-        return torch.where(h > c, h, c).sqrt().float()
+        return torch.where(h > c, h, c).sqrt().float(), h
 
     with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
         check_exact(f, x, y, expect_fused=False)
