@@ -259,13 +259,8 @@ class LaunchFusion:
             raise Refused(f"the epilogue's result {sink.name} has another shape or layout than the written tensor")
         operands = self._operand_nodes(chosen, members)
         self._check_boundary(operands, sink)
-        if producers:  # computed at the launch now, so from what memory holds then
-            written = {_compat.storage_identity(self.vals[w]): w for w in self.written}
-            for operand in operands:
-                shared = written.get(_compat.storage_identity(node_value(operand)))
-                if shared is not None:
-                    raise Refused(f"operand {operand.name} of {', '.join(sorted(p.name for p in producers))} shares "
-                                   f"memory with {shared}, which the kernel writes")
+        if producers:  # computed in the fused kernel, so from what memory holds at the launch
+            self._check_not_written(operands)
         self._hoist([o for o in operands if self.order[o] > self.order[self.node]])
         start = min([self.order[self.node], *(self.order[p] for p in producers)])
         between = [n for n in self.graph.nodes if start < self.order[n] < self.order[sink] and n not in members
@@ -468,6 +463,14 @@ class LaunchFusion:
         self.order = {n: i for i, n in enumerate(self.graph.nodes)}
         log.debug("launch %s: moved %s before it, to fuse them as operands", self.node.name, [n.name for n in moved])
 
+    def _check_not_written(self, operands: list[torch.fx.Node]) -> None:
+        """Refuses operands in memory the kernel writes: the fused code reads them inside it."""
+        written = {_compat.storage_identity(self.vals[w]): w for w in self.written}
+        for operand in operands:
+            shared = written.get(_compat.storage_identity(node_value(operand)))
+            if shared is not None:
+                raise Refused(f"operand {operand.name} shares memory with {shared}, which the kernel writes")
+
     @staticmethod
     def _ancestors_within(node: torch.fx.Node, inside: set[torch.fx.Node]) -> set[torch.fx.Node]:
         seen, stack = set(), [node]
@@ -523,14 +526,10 @@ class LaunchFusion:
         self._check_boundary(operands, None)
         if not any(node_value(o).dim() > 0 or node_value(o).numel() > 0 for o in operands):
             raise Refused("the prologue reads no tensor")
-        written = {_compat.storage_identity(self.vals[w]): w for w in self.written}
-        for operand in operands:
-            shared = written.get(_compat.storage_identity(node_value(operand)))
-            if shared is not None:
-                # The program computes the prologue before the kernel writes; fused, the kernel
-                # would read while it writes (or write a copy, losing what it stores between a
-                # strided view's elements: an adversarial hunt, thirteenth session).
-                raise Refused(f"operand {operand.name} shares memory with {shared}, which the kernel writes")
+        # The program computes the prologue before the kernel writes; fused, the kernel would
+        # read while it writes (or write a copy, losing what it stores between a strided view's
+        # elements: an adversarial hunt, thirteenth session).
+        self._check_not_written(operands)
         between = [n for n in self.graph.nodes if self.order[region[0]] < self.order[n] < self.order[self.node]
                    and n not in members]
         _check_no_writes(between, operands, "between the prologue and the launch")
