@@ -245,7 +245,10 @@ class LaunchFusion:
         else:
             raise Refused(f"{', '.join(sorted(u.name for u in _data_users(root)))} is not a pointwise op the fusion "
                            "translates, or the result is used elsewhere too")
-        producers = self._operand_producers(members, passthrough)
+        # The pointwise ops behind its operands that nothing else uses are computed where the
+        # epilogue uses them, as inductor computes them inside its own kernel for it
+        # (`out * w.to(out.dtype)`); not those reading the launch's other outputs.
+        producers = _with_private_inputs(members, excluded=self.descendants) - members
         members |= producers
         chosen = sorted((n for n in members if n not in passthrough), key=self.order.__getitem__)
         # See [Note: Elements a kernel may leave unwritten]: unless the kernel provably stores
@@ -272,25 +275,6 @@ class LaunchFusion:
             raise Refused(f"{ignored} (no proof that it stores every element: {self._unstored(name)})")
         self.views[name], self.value[name] = views, root
         return Candidate("epilogue", chosen, sink, operands)
-
-    def _operand_producers(self, members: set[torch.fx.Node], passthrough: set[torch.fx.Node]) -> set[torch.fx.Node]:
-        """The pointwise ops computing the epilogue's operands that nothing else uses (with
-        theirs, transitively), which the fused code computes where it uses them, as inductor
-        computes them inside its own kernel for the epilogue: `out * w.to(out.dtype)`."""
-        producers: set[torch.fx.Node] = set()
-        changed = True
-        while changed and len(members) + len(producers) < _MAX_REGION:
-            changed = False
-            for member in [*members, *producers]:
-                if member in passthrough:
-                    continue
-                for arg in member.all_input_nodes:
-                    if arg in members or arg in producers or arg in self.descendants or arg is self.node:
-                        continue
-                    if is_pointwise(arg) and set(arg.users) <= members | producers:
-                        producers.add(arg)
-                        changed = True
-        return producers
 
     # -- outputs written over an input ----------------------------------------------------
     def split_outputs_over_inputs(self, accessed: Any) -> tuple[dict[str, str], dict[str, str]]:
@@ -512,15 +496,7 @@ class LaunchFusion:
             if early:
                 raise Refused(f"{sink.name} is used elsewhere too, by {', '.join(early)} before the launch")
             self.sizes.check_layout(node_value(sink))  # of the buffer it is stored to
-        members = {sink}
-        changed = True
-        while changed and len(members) < _MAX_REGION:
-            changed = False
-            for member in list(members):
-                for arg in member.all_input_nodes:
-                    if arg not in members and is_pointwise(arg) and set(arg.users) <= members:
-                        members.add(arg)
-                        changed = True
+        members = _with_private_inputs({sink})
         region = sorted(members, key=self.order.__getitem__)
         operands = self._operand_nodes(region, members)
         self._check_boundary(operands, None)
@@ -535,6 +511,21 @@ class LaunchFusion:
         _check_no_writes(between, operands, "between the prologue and the launch")
         self.views[name], self.value[name] = views, sink
         return Candidate("prologue", region, sink, operands, others)
+
+
+def _with_private_inputs(members: set[torch.fx.Node], excluded: Any = frozenset()) -> set[torch.fx.Node]:
+    """`members` and, transitively, the pointwise ops (not in `excluded`) computing their inputs
+    whose every user is a member: ops a fused region may compute itself, up to _MAX_REGION."""
+    grown = set(members)
+    changed = True
+    while changed and len(grown) < _MAX_REGION:
+        changed = False
+        for member in list(grown):
+            for arg in member.all_input_nodes:
+                if arg not in grown and arg not in excluded and is_pointwise(arg) and set(arg.users) <= grown:
+                    grown.add(arg)
+                    changed = True
+    return grown
 
 
 def fresh_buffer(node: Any) -> list[torch.fx.Node]:
