@@ -3111,7 +3111,7 @@ def kx_modified_loads(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     m = offs < n
     a = tl.load(x_ptr + offs, mask=m, other=0.0, cache_modifier=".cg", eviction_policy="evict_last")
     b = tl.load(y_ptr + offs, mask=m, other=0.0, volatile=True)
-    tl.store(out_ptr + offs, a * b, mask=m, cache_modifier=".cs", eviction_policy="evict_first")
+    tl.store(out_ptr + offs, a * b, mask=m, cache_modifier=".cs")
 
 
 @triton.jit
@@ -3682,6 +3682,185 @@ def _():
     def f(x, *ts):
         return (rows_op(x) + _bf16_chain(ts)).float()
     return f, (T(6, 24, special=True).bfloat16(), *_many_bf16(10, rows=6))
+
+
+# ---------------------------------------------------------------------------------------------
+# session 42: pointwise code seen through a permute / transpose / squeeze / unsqueeze inside a
+# prologue or an epilogue's operand producers (the region holds the view; the operands above it
+# are read through the same relabeling)
+# ---------------------------------------------------------------------------------------------
+@triton.jit
+def kx_rowsum_no_other(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    # masked lanes get no `other`: 0 where the mask is off, never prologue(0)
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols)
+    tl.store(out_ptr + row, tl.sum(v.to(tl.float32), axis=0))
+
+
+def rowsum_no_other(h):
+    out = torch.empty(h.shape[0], device=h.device, dtype=torch.float32)
+    W(kx_rowsum_no_other)[(h.shape[0],)](h, out, h.shape[1], BLOCK=32)
+    return out
+
+
+@case("s42_pro_transposed_exp_masked_no_other")
+def _():
+    def f(x):  # f(0) = 2 in the masked lanes, which must read 0
+        return rowsum_no_other((x.exp() + 1.0).t().contiguous())
+    return f, (T(27, 9, lo=-2, hi=2, special=True),)
+
+
+@case("s42_pro_transposed_abs_masked_no_other")
+def _():
+    def f(x):  # f(0) = 2 in the masked lanes (exact under the interpreter too)
+        return rowsum_no_other((x.abs() * 3.0 + 2.0).t().contiguous())
+    return f, (T(27, 9, special=True),)
+
+
+@case("s42_pro_transposed_fp16_chain")
+def _():
+    def f(x):  # fp16 held in fp32 across the view, as inductor's one kernel holds it
+        return copy_op((x * 1.1 + 0.3).t().contiguous()).float()
+    return f, (T(13, 21, special=True).half(),)
+
+
+@case("s42_pro_transposed_broadcast_row_operand")
+def _():
+    def f(x, b):
+        return copy_op((x + b).t().contiguous())
+    return f, (T(9, 14, special=True), T(14))
+
+
+@case("s42_pro_transposed_broadcast_column_and_scalar")
+def _():
+    def f(x, c, s):
+        return copy_op(((x * c) - s).t().contiguous())
+    return f, (T(9, 14, special=True), T(9, 1), T())
+
+
+@case("s42_pro_unsqueeze_transpose_contiguous")
+def _():
+    def f(x):
+        return copy_op((x + 1.0).unsqueeze(-1).transpose(0, 2).contiguous())
+    return f, (T(5, 7, special=True),)
+
+
+@case("s42_pro_squeeze_then_transpose")
+def _():
+    def f(x):
+        return copy_op((x * 2.0).squeeze(1).t().contiguous())
+    return f, (T(6, 1, 11, special=True),)
+
+
+@case("s42_pro_3d_permute_of_broadcast_sum")
+def _():
+    def f(x, y):
+        return copy_op((x + y).permute(1, 0, 2).contiguous())
+    return f, (T(3, 1, 8, special=True), T(1, 5, 8))
+
+
+@case("s42_pro_two_views_of_one_value_fall_back")
+def _():
+    def f(x):  # p read through t() and as it is: two lanes at once, so the region stops at the view
+        p = x * 2.0 + 1.0
+        return copy_op((p.t() + p).contiguous())
+    return f, (T(12, 12, special=True),)
+
+
+@case("s42_pro_operand_read_through_two_chains")
+def _():
+    def f(x):
+        return copy_op(((x + 1.0).t() * (x * 3.0)).contiguous())
+    return f, (T(10, 10, special=True),)
+
+
+@case("s42_pro_uint8_cast_of_negative_through_view")
+def _():
+    def f(x):
+        return copy_op((x * 40.0).to(torch.uint8).t().contiguous()).to(torch.int32)
+    return f, (T(9, 13, special=True),)
+
+
+@case("s42_pro_view_used_elsewhere_too")
+def _():
+    def f(x):
+        h = (x + 2.0).t()
+        return copy_op(h.contiguous()), h * 3.0
+    return f, (T(8, 6, special=True),)
+
+
+@case("s42_pro_contiguous_copy_also_returned")
+def _():
+    def f(x):
+        h = (x - 0.5).t().contiguous()
+        return copy_op(h), h + 1.0
+    return f, (T(8, 6, special=True),)
+
+
+@case("s42_pro_transposed_rows_kernel_strided_load")
+def _():
+    def f(x):  # the kernel itself reads the transposed view through its strides (no copy)
+        return rows_op((x * 2.0 - 1.0).t())
+    return f, (T(20, 6, special=True),)
+
+
+@case("s42_pro_transposed_dynamic", dynamic=True)
+def _():
+    def f(x, s):
+        return copy_op((x * s).t().contiguous())
+    return f, [(T(n, 7, special=True), T(1, 7)) for n in (5, 9)]
+
+
+@case("s42_pro_transposed_rowsum_dynamic", dynamic=True)
+def _():
+    def f(x):
+        return rowsum_no_other((x.abs() + 1.0).t().contiguous())
+    return f, [(T(n, 9, special=True),) for n in (17, 30)]
+
+
+@case("s42_epi_operand_producer_through_transpose")
+def _():
+    def f(x, w):
+        return copy_op(x) + (w * 2.0).t()
+    return f, (T(6, 9, special=True), T(9, 6))
+
+
+@case("s42_epi_operand_producer_through_unsqueeze")
+def _():
+    def f(x, w):
+        return rows_op(x) * (w - 1.0).unsqueeze(0)
+    return f, (T(6, 9, special=True), T(9))
+
+
+@case("s42_epi_operand_producer_fp16_through_transpose")
+def _():
+    def f(x, w):
+        return (copy_op(x) + (w * 1.7).t()).float()
+    return f, (T(6, 9, special=True).half(), T(9, 6).half())
+
+
+@case("s42_pro_bf16_through_permute", gpu_only=True)
+def _():
+    def f(x):
+        return copy_op((x * 3.0 + 1.0).permute(1, 0).contiguous()).float()
+    return f, (T(17, 33, special=True).bfloat16(),)
+
+
+@case("s42_pro_int8_wrap_through_transpose")
+def _():
+    def f(x):
+        return copy_op((x * 3).t().contiguous()).to(torch.int32)
+    return f, (T(7, 9, dtype=torch.int8),)
+
+
+@case("s42_pro_view_written_in_place_before_launch")
+def _():
+    def f(x):
+        h = (x + 1.0).t().contiguous()
+        x.add_(5.0)
+        return copy_op(h)
+    return f, (T(6, 8, special=True),)
 
 if __name__ == "__main__":
     main()

@@ -515,6 +515,34 @@ def test_a_copy_to_another_memory_format_fuses_as_a_prologue():
     assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
 
 
+def test_pointwise_code_seen_through_a_transpose_fuses_into_one_prologue():
+    """`((x + b).t() * 2).contiguous()`: the transpose relabels the sum's elements, so the add
+    above it, the multiply below it and the copy all run at the kernel's loads, each operand
+    read through the transpose (the masked-off lanes of each row read 0, not 2 * b)."""
+    x, b = torch.randn(12, 9, device=DEVICE), torch.randn(9, device=DEVICE)
+
+    def f(x, b):
+        return rows(((x + b).t() * 2.0).contiguous())
+
+    out, code = compiled(f, x, b)
+    torch.testing.assert_close(out, f(x, b), rtol=0, atol=0)
+    assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
+
+
+def test_a_value_seen_through_two_views_at_once_is_read_from_memory():
+    """`p.t() + p` needs p at two elements per lane: the region stops at the view and reads p
+    from the buffer inductor computes it into."""
+    x = torch.randn(12, 12, device=DEVICE)
+
+    def f(x):
+        p = x * 2.0 + 1.0
+        return rows((p.t() + p).contiguous())
+
+    out, code = compiled(f, x)
+    torch.testing.assert_close(out, f(x), rtol=0, atol=0)
+    assert len(fused_launches(code)) == 1 and len(pointwise_kernels(code)) == 1
+
+
 def test_a_view_of_part_of_a_tensor_is_not_looked_through():
     """A slice of the prologue's result starts elsewhere and leaves elements out: the kernel's
     memory offsets no longer name the result's elements."""

@@ -41,6 +41,9 @@
 # there, and the views are made again of the fused kernel's result. Size queries of a removed
 # view (`X.view(-1, dim).shape[0]` under dynamic shapes) are rebuilt from the graph's SymInt
 # inputs.
+# Inside a region, a permute / transpose / squeeze / unsqueeze of pointwise code joins it, the
+# operands above the view read through it (`(x + 2).t().contiguous()` is one prologue; see
+# [Note: Views inside a fused region]).
 # Values are rounded as the unfused program rounds them (see [Note: Numerics of fused
 # pointwise code]). Autotuned kernels keep their configs and are tuned as fused kernels.
 # Context: issue 13, part 2. torch's own epilogue fusion (config.epilogue_fusion_user_defined_
@@ -526,7 +529,8 @@ def _plan(launch: LaunchFusion, arg: str, index: int, candidate: Candidate, redu
 
     inputs = {}
     for i, operand in enumerate(operands):
-        inputs[operand] = Operand(f"_tth_{arg}_{i}", operand_offset(fused_tensor, node_value(operand), size_param))
+        inputs[operand] = Operand(f"_tth_{arg}_{i}", operand_offset(fused_tensor, candidate.operand_value(operand),
+                                                                  size_param))
     helper = f"_tth_{kind}_{index}"
     ones = f"_tth_{arg}_ones" if launch.target == "gpu" else None
     stored = f"_tth_{arg}_stored" if candidate.others else None
@@ -538,7 +542,7 @@ def _plan(launch: LaunchFusion, arg: str, index: int, candidate: Candidate, redu
         source = helper_source(helper, kind, region, inputs, None, sink, node_value(sink).dtype, launch.target,
                                tuple(sizes), ones, stored)
         element = node_value(sink).dtype
-    wide = any(_wide(t) for t in [fused_tensor, *(node_value(o) for o in operands)])
+    wide = any(_wide(t) for t in [fused_tensor, *(candidate.operand_value(o) for o in operands)])
     # Per-element accesses of the fused code (a scalar operand is one load, of no layout).
     accessed = [node_value(o).dtype for o, operand in inputs.items() if operand.offset is not None]
     accessed += [node_value(sink).dtype] if kind == "epilogue" else []

@@ -22,6 +22,7 @@ from ._graph_sizes import SymbolicSizes
 from ._hops import parse_shared_memory, triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
 from ._pointwise_triton import is_pointwise, is_row_major
 from ._region_boundaries import boundary_difference
+from ._region_views import ViewsRefused, lane_views, relabeled_operands, view_chain_above
 from ._side_table import kernel_layers, kernel_side_table
 from ._store_coverage import read_after_store_reason, reloaded_reason, unstored_reason
 from ._unwritten_elements import absorbed_value, ignored_value
@@ -63,6 +64,12 @@ class Candidate:
     # A prologue whose result (or a view between it and the launch) other nodes use too: per
     # such user, the node of that chain it uses. The fused kernel stores the result for them.
     others: dict[torch.fx.Node, torch.fx.Node] = dataclasses.field(default_factory=dict)
+    # Operands read above a view of the region: their values as the fused code indexes them
+    # ([Note: Views inside a fused region]); the rest are read as they are.
+    operand_values: dict[torch.fx.Node, torch.Tensor] = dataclasses.field(default_factory=dict)
+
+    def operand_value(self, operand: torch.fx.Node) -> torch.Tensor:
+        return self.operand_values.get(operand, node_value(operand))
 
 
 def _same_layout(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -202,6 +209,23 @@ class LaunchFusion:
                         operands.append(value)
         return operands
 
+    def _grown(self, members: set[torch.fx.Node], sink: torch.fx.Node, excluded: Any = frozenset(),
+               passthrough: Any = frozenset()) -> tuple[set[torch.fx.Node], list[torch.fx.Node],
+                                                        list[torch.fx.Node], dict[torch.fx.Node, torch.Tensor]]:
+        """`members` grown by the ops computing their private inputs (_with_private_inputs); the
+        region (graph order, without `passthrough`), its operands and the values of those read
+        through views (see [Note: Views inside a fused region]). Where two uses see one value
+        through different views, the region stops at the views."""
+        for through_views in (True, False):
+            grown = _with_private_inputs(members, excluded, through_views)
+            region = sorted((n for n in grown if n not in passthrough), key=self.order.__getitem__)
+            operands = self._operand_nodes(region, grown)
+            try:
+                return grown, region, operands, relabeled_operands(region, lane_views(region, sink), operands)
+            except ViewsRefused as e:
+                log.debug("launch %s: %s; the region stops at its views", self.node.name, e)
+        raise AssertionError("unreachable: a region without views has no views to disagree on")
+
     # -- epilogues ------------------------------------------------------------------------
     def epilogue(self, name: str, accessed: Any) -> Candidate:
         """The region (graph order, without the getitem), its sink and operands, for written `name`."""
@@ -248,9 +272,9 @@ class LaunchFusion:
         # The pointwise ops behind its operands that nothing else uses are computed where the
         # epilogue uses them, as inductor computes them inside its own kernel for it
         # (`out * w.to(out.dtype)`); not those reading the launch's other outputs.
-        producers = _with_private_inputs(members, excluded=self.descendants) - members
-        members |= producers
-        chosen = sorted((n for n in members if n not in passthrough), key=self.order.__getitem__)
+        grown, chosen, operands, relabeled = self._grown(members, sink, excluded=self.descendants,
+                                                         passthrough=passthrough)
+        producers, members = grown - members, grown
         # See [Note: Elements a kernel may leave unwritten]: unless the kernel provably stores
         # every element ([Note: A proof that a kernel stores every element]; tried only where
         # needed, for it evaluates the kernel's addresses).
@@ -260,7 +284,6 @@ class LaunchFusion:
         out, result = node_value(root), node_value(sink)
         if not _same_layout(result, out):
             raise Refused(f"the epilogue's result {sink.name} has another shape or layout than the written tensor")
-        operands = self._operand_nodes(chosen, members)
         self._check_boundary(operands, sink)
         if producers:  # computed in the fused kernel, so from what memory holds at the launch
             self._check_not_written(operands)
@@ -274,7 +297,7 @@ class LaunchFusion:
         if ignored and self._unstored(name):
             raise Refused(f"{ignored} (no proof that it stores every element: {self._unstored(name)})")
         self.views[name], self.value[name] = views, root
-        return Candidate("epilogue", chosen, sink, operands)
+        return Candidate("epilogue", chosen, sink, operands, operand_values=relabeled)
 
     # -- outputs written over an input ----------------------------------------------------
     def split_outputs_over_inputs(self, accessed: Any) -> tuple[dict[str, str], dict[str, str]]:
@@ -496,9 +519,7 @@ class LaunchFusion:
             if early:
                 raise Refused(f"{sink.name} is used elsewhere too, by {', '.join(early)} before the launch")
             self.sizes.check_layout(node_value(sink))  # of the buffer it is stored to
-        members = _with_private_inputs({sink})
-        region = sorted(members, key=self.order.__getitem__)
-        operands = self._operand_nodes(region, members)
+        members, region, operands, relabeled = self._grown({sink}, sink)
         self._check_boundary(operands, None)
         if not any(node_value(o).dim() > 0 or node_value(o).numel() > 0 for o in operands):
             raise Refused("the prologue reads no tensor")
@@ -510,20 +531,28 @@ class LaunchFusion:
                    and n not in members]
         _check_no_writes(between, operands, "between the prologue and the launch")
         self.views[name], self.value[name] = views, sink
-        return Candidate("prologue", region, sink, operands, others)
+        return Candidate("prologue", region, sink, operands, others, relabeled)
 
 
-def _with_private_inputs(members: set[torch.fx.Node], excluded: Any = frozenset()) -> set[torch.fx.Node]:
+def _with_private_inputs(members: set[torch.fx.Node], excluded: Any = frozenset(),
+                         through_views: bool = True) -> set[torch.fx.Node]:
     """`members` and, transitively, the pointwise ops (not in `excluded`) computing their inputs
-    whose every user is a member: ops a fused region may compute itself, up to _MAX_REGION."""
+    whose every user is a member, also where a permute / squeeze / unsqueeze stands between
+    (`through_views`; see [Note: Views inside a fused region]): ops a fused region may compute
+    itself, up to _MAX_REGION."""
     grown = set(members)
     changed = True
     while changed and len(grown) < _MAX_REGION:
         changed = False
         for member in list(grown):
             for arg in member.all_input_nodes:
-                if arg not in grown and arg not in excluded and is_pointwise(arg) and set(arg.users) <= grown:
-                    grown.add(arg)
+                if arg in grown:
+                    continue
+                views = view_chain_above(arg, grown) if through_views else []
+                computed = views[-1].args[0] if views else arg
+                if (computed not in grown and computed not in excluded and is_pointwise(computed)
+                        and set(computed.users) <= (set(views[-1:]) if views else grown)):
+                    grown.update([*views, computed])
                     changed = True
     return grown
 

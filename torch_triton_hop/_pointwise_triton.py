@@ -39,6 +39,7 @@ import torch
 
 from . import _compat, _compat_inductor, _interpreter_probes
 from ._fusion_source import NotFusible
+from ._region_views import LANE_RELABELS
 
 __all__ = ["Operand", "helper_source", "operand_offset", "TRITON_DTYPES", "is_pointwise", "is_row_major"]
 
@@ -432,7 +433,7 @@ def _check_no_low_precision_arithmetic(nodes: list[torch.fx.Node], why: str) -> 
     triton.codegen_upcast_to_fp32=False, inductor's Triton code computes in fp16 / bf16."""
     for node in nodes:
         dtype = node.meta["val"].dtype
-        if dtype in _LOW_PRECISION and node.target not in _SELECTING:
+        if dtype in _LOW_PRECISION and node.target not in _SELECTING and node.target not in LANE_RELABELS:
             raise NotFusible(f"{node.name} computes in {dtype}, which {why}")
 
 
@@ -508,6 +509,9 @@ def _lower_region(emitter: _Emitter, boundary: dict[torch.fx.Node, tuple[str, st
             emitter.inputs[lowering_name] = emitter.variable(expression, _compute_dtype(dtype))
             boxes[node] = _compat_inductor.lowering_input(lowering_name, device, dtype, node.meta["val"].dim())
         for node in nodes:
+            if node.target in LANE_RELABELS:  # the same element at each lane: [Note: Views inside a fused region]
+                boxes[node] = boxes[node.args[0]]
+                continue
             lowering = _compat_inductor.pointwise_lowering(node.target)
             if lowering is None:
                 raise NotFusible(f"{node.name} ({node.target}) has no inductor lowering")

@@ -50,6 +50,7 @@ from typing import Any
 import torch
 
 from ._fx_values import node_value
+from ._region_views import LANE_RELABELS
 
 __all__ = ["absorbed_value", "ignored_value"]
 
@@ -112,6 +113,9 @@ def _ignores_probes(region: list[torch.fx.Node], stored: set[torch.fx.Node]) -> 
         for probe in probes:
             values: dict[torch.fx.Node, Any] = {**others, **dict.fromkeys(stored, probe)}
             for node in region:
+                if node.target in LANE_RELABELS:  # one lane: [Note: Views inside a fused region]
+                    values[node] = values[node.args[0]]
+                    continue
                 args = torch.fx.node.map_aggregate(node.args, lambda a: values[a] if isinstance(a, torch.fx.Node) else a)
                 kwargs = torch.fx.node.map_aggregate(
                     {k: v for k, v in node.kwargs.items() if k != "device"},
