@@ -268,12 +268,12 @@ def test_a_constant_tensor_the_program_builds_fuses_into_a_prologue(data):
 
 
 def test_an_epilogue_computes_the_operands_nothing_else_uses(data):
-    """`out * w.half().float() + r * 0.5`: inductor computes the cast and the scaled residual
+    """`(out + r * 0.5) * w.half().float()`: inductor computes the cast and the scaled residual
     inside its kernel for the epilogue; so does the fused kernel."""
     x, y, r, b = data
 
     def f(x, y, r, b):
-        return add(x, y) * b.half().float() + r * 0.5
+        return (add(x, y) + r * 0.5) * b.half().float()
 
     out, code = compiled(f, x, y, r, b)
     assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == []
@@ -285,6 +285,15 @@ def test_an_epilogue_computes_the_operands_nothing_else_uses(data):
     # Bit for bit: inductor's Triton code (a GPU contracts the adds to FMAs, as eager does not),
     # or eager (inductor's C++ code converts the fp16 cast vectorized, not as eager does).
     assert torch.equal(out, unfused if ON_GPU else f(x, y, r, b))
+
+
+@pytest.mark.gpu
+def test_two_products_added_are_not_fused_on_a_gpu(data):
+    """`out * w + r * 0.5` on a GPU: LLVM contracts one of the two products into an FMA, and
+    which one depends on the kernel around them (inductor's own contracted `out * w`, the user's
+    kernel `r * 0.5`): see [Note: Two products added]."""
+    x, y, r, b = data
+    refused(lambda x, y, r, b: add(x, y) * b + r * 0.5, x, y, r, b, reason="of two products")
 
 
 def test_training_step_with_a_fused_epilogue_matches_eager(data):

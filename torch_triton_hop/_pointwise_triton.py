@@ -203,6 +203,10 @@ class _Emitter:
                                  "on its bits (fused on a GPU)")
             wrapped = any(str(a) in self.wrapped for a in args)
             of_product = any(str(a) in self.products for a in args)
+            if self.target == "gpu" and op in ("add", "sub") and len({str(a) for a in args} & self.products) > 1:
+                raise NotFusible(f"it computes ops.{op} of two products (a * b + c * d), of which LLVM contracts one "
+                                 "into an FMA, and which one depends on the code around them: the fused kernel could "
+                                 "round otherwise than inductor's (see [Note: Two products added])")
             if wrapped and self.target != "interpreter" and not _exact_after_a_wrap(op, triton_dtype, of_product):
                 raise NotFusible(f"it computes ops.{op} of integers wrapped as eager wraps them, where inductor's "
                                  "Triton code (the unfused program on a GPU) does not wrap them; on a GPU that op "
@@ -480,6 +484,16 @@ def _check_no_low_precision_arithmetic(nodes: list[torch.fx.Node], why: str) -> 
 # result nor the unfused program's (fuzzer seed 16 #733, H200: relu(x) ** 2 / relu(x) of a
 # uint8 x = 255 came out 1 ulp from eager's 1 / 255, where the unfused program gives 65025 / 255).
 _WRAPPING_INTEGERS = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32}
+
+# [Note: Two products added]
+# On a GPU, `a * b + c * d` becomes one FMA and one multiply, and LLVM's DAG combiner picks
+# which product the FMA takes from the order and uses of the nodes, which the code around the
+# region changes. The two choices round differently. Measured (test_fusion's epilogue
+# `out * w.half().float() + r * 0.5`, H100, triton 3.6; and triton 3.9's PTX for sm_90, no GPU
+# needed): inductor's own kernel contracts `out * w`, the same ops inside the user's kernel
+# contracted `r * 0.5`. So no region adds or subtracts two products on a GPU; one product and
+# anything else contracts the same way everywhere. (Under the interpreter, inductor's C++ code
+# and the fused code contract nothing.)
 _EXACT_EVERYWHERE = {
     "to_dtype", "constant", "identity", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
     "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "and_", "or_", "xor",
