@@ -488,12 +488,13 @@ _WRAPPING_INTEGERS = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.in
 # [Note: Two products added]
 # On a GPU, `a * b + c * d` becomes one FMA and one multiply, and LLVM's DAG combiner picks
 # which product the FMA takes from the order and uses of the nodes, which the code around the
-# region changes. The two choices round differently. Measured (test_fusion's epilogue
-# `out * w.half().float() + r * 0.5`, H100, triton 3.6; and triton 3.9's PTX for sm_90, no GPU
-# needed): inductor's own kernel contracts `out * w`, the same ops inside the user's kernel
-# contracted `r * 0.5`. So no region adds or subtracts two products on a GPU; one product and
-# anything else contracts the same way everywhere. (Under the interpreter, inductor's C++ code
-# and the fused code contract nothing.)
+# region changes. The two choices round differently. Found on an H100 (triton 3.6: test_fusion's
+# epilogue `out * w.half().float() + r * 0.5`, fused != unfused), and in triton 3.9's SASS for
+# sm_90 (benchmarks/fma_choice_ptx.py, no GPU needed): inductor's own kernel computes
+# fma(out, w, r * 0.5), the same ops inside the user's kernel fma(r, 0.5, out * w). So no region
+# adds or subtracts two products on a GPU; one product and anything else contracts the same way
+# in both (the script's other expressions). Under the interpreter, inductor's C++ code and the
+# fused code contract nothing.
 _EXACT_EVERYWHERE = {
     "to_dtype", "constant", "identity", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
     "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "and_", "or_", "xor",
