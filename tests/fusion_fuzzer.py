@@ -688,6 +688,16 @@ class _RegionBuilder:
             name = step.target
         if not access:
             return name
+        if access == ".transpose(-1, -2)" and self.program.views_in_regions:
+            # pointwise code seen through the transpose: a region may hold both (see [Note: Views
+            # inside a fused region]); the op draws from its own stream, as second launches do.
+            views_rng = self.program.views_rng
+            if views_rng.random() < 0.5:
+                op = views_rng.choice(["affine", "abs", "square", "neg", "relu", "add_scalar"])
+                computed = self.new_value(_UNARY[op].format(name, a="1.5", b="-0.25"), op, env)
+                if computed is not None:
+                    self.program.features.append("view_in_region")
+                    name = computed.target
         step = self.new_value(f"{name}{access}", "strided_view", env)
         assert step is not None
         return step.target
@@ -765,6 +775,7 @@ class _RegionBuilder:
 # before the launch, see _fusion_candidates.LaunchFusion._hoist), a launch fused or refused first.
 FIRST_SEED_WITH_SECOND_LAUNCHES = 19
 FIRST_SEED_WITH_OUTPUTS_OVER_INPUTS = 42
+FIRST_SEED_WITH_VIEWS_IN_REGIONS = 508
 SECOND_LAUNCH = '''
 
 @triton.jit
@@ -994,6 +1005,9 @@ class _ProgramBuilder:
         # Likewise outputs written over the kernel's own input, from FIRST_SEED_WITH_OUTPUTS_OVER_INPUTS.
         self.over_input = (seed >= FIRST_SEED_WITH_OUTPUTS_OVER_INPUTS
                            and random.Random(f"fusion-over-input:{seed}:{index}").random() < 0.3)
+        # And pointwise code under a transposed operand, from FIRST_SEED_WITH_VIEWS_IN_REGIONS.
+        self.views_in_regions = seed >= FIRST_SEED_WITH_VIEWS_IN_REGIONS
+        self.views_rng = random.Random(f"fusion-views:{seed}:{index}")
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
