@@ -27,7 +27,7 @@ import torch
 
 from ._fx_values import node_value
 
-__all__ = ["LANE_RELABELS", "lane_views", "relabeled_operands", "view_chain_above"]
+__all__ = ["LANE_RELABELS", "ViewsRefused", "lane_views", "relabeled_operands", "view_chain_above"]
 
 aten = torch.ops.aten
 
