@@ -3862,5 +3862,65 @@ def _():
         return copy_op(h)
     return f, (T(6, 8, special=True),)
 
+
+# two products added: on a GPU LLVM contracts one of them into an FMA, which one depending on the
+# code around them, so such regions are refused there ([Note: Two products added]); one product
+# and anything else fuses
+@case("s42_fma_epilogue_two_products_added")
+def _():
+    def f(x, w, r):
+        return copy_op(x) * w + r * 0.5
+    return f, (T(N, special=True), T(N), T(N))
+
+
+@case("s42_fma_epilogue_two_products_subtracted")
+def _():
+    def f(x, w, r, c):
+        return copy_op(x) * w - r * c
+    return f, (T(N, special=True), T(N), T(N), T(N))
+
+
+@case("s42_fma_prologue_sum_of_squares")
+def _():
+    def f(x, y):
+        return copy_op(x ** 2 + y ** 2)
+    return f, (T(N, special=True), T(N))
+
+
+@case("s42_fma_epilogue_one_product_then_scale")
+def _():
+    def f(x, w, r):
+        return (copy_op(x) + r * 0.5) * w
+    return f, (T(N, special=True), T(N), T(N))
+
+
+@case("s42_fma_epilogue_product_used_twice")
+def _():
+    def f(x, w, r):
+        p = copy_op(x) * w
+        return torch.where(p > 0.5, p + r, p)
+    return f, (T(N, special=True), T(N), T(N))
+
+
+@case("s42_fma_epilogue_three_products")
+def _():
+    def f(x, a, b, c, d):
+        return copy_op(x) * a + b * c + d * d
+    return f, (T(N, special=True), T(N), T(N), T(N), T(N))
+
+
+@case("s42_fma_epilogue_fp16_products_through_casts")
+def _():
+    def f(x, w, r):
+        return ((copy_op(x) * w).half() + (r * 3.0).half()).float()
+    return f, (T(N, special=True).half(), T(N).half(), T(N).half())
+
+
+@case("s42_fma_rows_broadcast_weight_products")
+def _():
+    def f(x, w, r):
+        return rows_op(x) * w + r * w
+    return f, (T(6, 20, special=True), T(20), T(6, 20))
+
 if __name__ == "__main__":
     main()
