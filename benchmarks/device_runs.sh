@@ -18,6 +18,7 @@
 #       # (ONLY="--only NAME ..." ROUNDS=40 ROUND_MS=200 NO_TESTS=1: some rows, longer)
 #   bash benchmarks/device_runs.sh compile_time    # 1 GPU: the Llama + Liger first step, one path per process
 #       # (ORDER="plain ours_hf_rope" PROFILE=1: under cProfile, the profiles to $OUT)
+#   bash benchmarks/device_runs.sh first_checks    # 1 GPU, one call (~8 min): gpu suite, products probe, HUNT= cases, Llama
 #   bash benchmarks/device_runs.sh trust_recheck   # 1 GPU: the fusion tests and GPU fuzz programs to check again
 #   bash benchmarks/device_runs.sh numerics        # 1 GPU: fusion_hunt.py under inductor's numerics settings (~6 min)
 #   bash benchmarks/device_runs.sh compile_settings  # 1 GPU: fusion_hunt.py under cpp_wrapper, max_autotune, ... (~9 min)
@@ -158,6 +159,23 @@ settings_full)
     done
     wait
     grep -h "SUMMARY\|SKIPPED" "$OUT"/settings_full_*.log
+    ;;
+first_checks)
+    # One call for what a session changed (~8 min): the gpu suite (4.5 min at most), the
+    # products probe, the hunt's cases named by HUNT (default s42_), the Llama benchmark at
+    # two sequence lengths. Each part bounded, so a slow one leaves the others their time.
+    nvidia-smi -L > "$OUT/gpu_tests.log"
+    git log --oneline -1 >> "$OUT/gpu_tests.log" 2>/dev/null
+    TORCHINDUCTOR_COMPILE_THREADS=2 timeout 270 python3 -m pytest -m gpu -n "${WORKERS:-8}" -p no:cacheprovider -q \
+        -rfE tests/ >> "$OUT/gpu_tests.log" 2>&1
+    tail -n 4 "$OUT/gpu_tests.log"
+    timeout 60 python3 benchmarks/epilogue_products_probe.py /tmp/products_probe > "$OUT/epilogue_products_probe.log" 2>&1
+    grep "fused=" "$OUT/epilogue_products_probe.log"
+    timeout 60 python3 benchmarks/fusion_hunt.py --only "${HUNT:-s42_}" > "$OUT/hunt_first_checks.log" 2>&1
+    grep "^CASE" "$OUT/hunt_first_checks.log" | grep -v "ok=True"; tail -n 1 "$OUT/hunt_first_checks.log"
+    timeout 110 python3 benchmarks/llama_liger.py --rounds 3 --steps-per-round 5 --seq-lengths 1024,896 \
+        --json "$OUT/llama_seq_lengths.json" > "$OUT/llama_seq_lengths.log" 2>&1
+    tail -n 4 "$OUT/llama_seq_lengths.log"
     ;;
 trust_recheck)
     timeout 300 python3 -m pytest -m gpu -p no:cacheprovider -q -x ${TESTS:-tests/test_fusion_trust.py} \
