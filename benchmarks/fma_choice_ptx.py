@@ -36,7 +36,7 @@ def unfused(in_out, in_w, in_r, out_ptr, xnumel, XBLOCK: tl.constexpr):
     xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
     xmask = xindex < xnumel
     t_out = tl.load(in_out + xindex, xmask)
-    t_w = tl.load(in_w + xindex % 32, xmask, eviction_policy="evict_last").to(tl.float16).to(tl.float32)
+    t_w = tl.load(in_w + xindex % 32, xmask, eviction_policy="evict_last")
     t_r = tl.load(in_r + xindex, xmask)
     tl.store(out_ptr + xindex, {expression}, xmask)
 
@@ -44,7 +44,7 @@ def unfused(in_out, in_w, in_r, out_ptr, xnumel, XBLOCK: tl.constexpr):
 @triton.jit
 def _epilogue(value, offset, mask, in_w, in_r, ones):
     t_out = ((value.to(tl.int32, bitcast=True) & ones) | (ones + 1)).to(tl.float32, bitcast=True)
-    t_w = tl.load(in_w + offset % 32, mask=mask).to(tl.float16).to(tl.float32)
+    t_w = tl.load(in_w + offset % 32, mask=mask)
     t_r = tl.load(in_r + offset, mask=mask)
     return {expression}
 
