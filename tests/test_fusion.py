@@ -283,7 +283,7 @@ def test_an_epilogue_computes_the_operands_nothing_else_uses(data):
     finally:
         torch_triton_hop.config.fusion = True
     # Bit for bit: inductor's Triton code (a GPU contracts the adds to FMAs, as eager does not),
-    # or eager (inductor's C++ code converts the fp16 cast vectorized, not as eager does).
+    # or eager (inductor's C++ code skips the round trip through fp16: its `x * w.half().float()` is `x * w`).
     assert torch.equal(out, unfused if ON_GPU else f(x, y, r, b))
 
 
