@@ -3922,5 +3922,251 @@ def _():
         return rows_op(x) * w + r * w
     return f, (T(6, 20, special=True), T(20), T(6, 20))
 
+# s43: op semantics at the fused region's edges with special values. The fused code lowers
+# through inductor's own op handlers, so these check what the fusion adds around them: integer
+# rounding modes, conversions out of range, NaN through min / max / clamp, sign bits, shifts
+# past the width, decompositions with several products (lerp, addcmul, nan_to_num).
+@case("s43_pro_floordiv_remainder_negative_ints")
+def _():
+    def f(x):
+        return copy_op(x // 3 + x % -5)
+    return f, (T(N, dtype=torch.int32, lo=-1000, hi=1000, special=True),)
+
+
+@case("s43_pro_float_floor_divide_and_remainder")
+def _():
+    def f(x, y):
+        return copy_op(torch.div(x, y, rounding_mode="floor") + torch.remainder(x, 2.5) - torch.fmod(x, -1.5))
+    return f, (T(N, special=True), T(N, lo=-3, hi=3))
+
+
+@case("s43_pro_trunc_divide_ints")
+def _():
+    def f(x, y):
+        return copy_op(torch.div(x, y, rounding_mode="trunc"))
+    return f, (T(N, dtype=torch.int64, lo=-500, hi=500, special=True), T(N, dtype=torch.int64, lo=1, hi=9))
+
+
+@case("s43_pro_float_to_int32_in_range")
+def _():
+    def f(x):  # truncation toward zero, negatives included
+        return copy_op((x * 1000.0).to(torch.int32))
+    return f, (T(N, lo=-1e5, hi=1e5),)
+
+
+@case("s43_epi_float_to_int16_in_range")
+def _():
+    def f(x):
+        return (copy_op(x) * 100.0).to(torch.int16)
+    return f, (T(N, lo=-300, hi=300),)
+
+
+@case("s43_pro_maximum_minimum_nan_both_sides")
+def _():
+    def f(x, y):
+        return copy_op(torch.maximum(x, y) - torch.minimum(y, x))
+    return f, (T(N, special=True), T(N, special=True, lo=-3))
+
+
+@case("s43_epi_clamp_tensor_bounds_crossed")
+def _():
+    def f(x, lo, hi):  # lo > hi in places: torch returns hi there
+        return torch.clamp(copy_op(x), lo, hi)
+    return f, (T(N, special=True), T(N, lo=-2, hi=2), T(N, lo=-2, hi=2, special=True))
+
+
+@case("s43_pro_clamp_scalar_nan_input")
+def _():
+    def f(x):
+        return copy_op(x.clamp(-1.0, 1.0) + x.clamp(min=0.0))
+    return f, (T(N, special=True),)
+
+
+@case("s43_pro_round_half_even_and_decimals")
+def _():
+    def f(x):
+        return copy_op(torch.round(x * 2.0) + torch.round(x, decimals=2))
+    return f, (T(N, lo=-8, hi=8, special=True),)
+
+
+@case("s43_pro_floor_ceil_trunc_frac_bf16", gpu_only=True)
+def _():
+    def f(x):
+        return copy_op(x.floor() + x.ceil() * x.trunc() - x.frac()).float()
+    return f, (T(N, special=True).bfloat16(),)
+
+
+@case("s43_pro_shifts_int8_past_the_width")
+def _():
+    def f(x):
+        return copy_op((x << 3) ^ (x >> 2)).to(torch.int32)
+    return f, (T(N, dtype=torch.int8, lo=-128, hi=127, special=True),)
+
+
+@case("s43_pro_abs_neg_of_int_min")
+def _():
+    def f(x):
+        return copy_op(x.abs() - (-x))
+    return f, (T(N, dtype=torch.int32, lo=-100, hi=100, special=True),)
+
+
+@case("s43_pro_sign_signbit_copysign_negative_zero")
+def _():
+    def f(x, y):
+        return copy_op(torch.sign(x) + torch.signbit(x).float() * 2.0 + torch.copysign(y, x))
+    return f, (T(N, special=True), T(N, lo=0, hi=3))
+
+
+@case("s43_pro_int64_to_float32_past_2_24")
+def _():
+    def f(x):
+        return copy_op(x.to(torch.float32) * 1.0)
+    return f, (T(N, dtype=torch.int64, lo=2 ** 24, hi=2 ** 40, special=True),)
+
+
+@case("s43_epi_bool_ops_of_the_output")
+def _():
+    def f(x, m):
+        o = copy_op(x)
+        return (~(o > 0) ^ m) | (o != o), (o > 0).int() + m.int()
+    return f, (T(N, special=True), T(N, dtype=torch.bool))
+
+
+@case("s43_epi_bool_of_nan_and_negative_zero")
+def _():
+    def f(x):
+        return copy_op(x).bool()
+    return f, (T(N, special=True),)
+
+
+@case("s43_pro_pow_integer_and_fractional_exponents")
+def _():
+    def f(x):
+        return copy_op(x ** 3 + x ** 0.5 - x ** -2)
+    return f, (T(N, lo=-3, hi=3, special=True),)
+
+
+@case("s43_pro_where_scalar_nan_masked_no_other")
+def _():
+    def f(x):  # f(0) = NaN: masked lanes must read 0
+        return rowsum_no_other(torch.where(x > 0, x, float("nan")).contiguous())
+    return f, (T(9, 27, special=True),)
+
+
+@case("s43_pro_reciprocal_of_signed_zeros")
+def _():
+    def f(x):
+        return copy_op(1.0 / x + torch.reciprocal(x * -1.0))
+    return f, (T(N, special=True),)
+
+
+@case("s43_pro_lerp_one_product")
+def _():
+    def f(a, b, w):
+        return copy_op(torch.lerp(a, b, w))
+    return f, (T(N, special=True), T(N), T(N, lo=0, hi=1))
+
+
+@case("s43_epi_addcmul_two_products")
+def _():
+    def f(x, y, a, b):  # x*y + a*b*0.5: two products added (refused on a GPU)
+        return torch.addcmul(copy_op(x) * y, a, b, value=0.5)
+    return f, (T(N, special=True), T(N), T(N), T(N))
+
+
+@case("s43_epi_addcmul_one_product")
+def _():
+    def f(x, a, b):
+        return torch.addcmul(copy_op(x), a, b, value=0.5)
+    return f, (T(N, special=True), T(N), T(N))
+
+
+@case("s43_epi_nan_to_num_defaults_and_bounds")
+def _():
+    def f(x):
+        o = copy_op(x)
+        return torch.nan_to_num(o), torch.nan_to_num(o, nan=1.5, posinf=7.0, neginf=-7.0)
+    return f, (T(N, special=True),)
+
+
+@case("s43_epi_nan_to_num_fp16")
+def _():
+    def f(x):
+        return torch.nan_to_num(copy_op(x)).float()
+    return f, (T(N, special=True).half(),)
+
+
+@case("s43_pro_uint8_sub_wraps")
+def _():
+    def f(a, b):
+        return copy_op(a - b).to(torch.int32)
+    return f, (T(N, dtype=torch.uint8, lo=0, hi=255), T(N, dtype=torch.uint8, lo=0, hi=255))
+
+
+@case("s43_pro_int8_plus_half_promotes")
+def _():
+    def f(a, b):
+        return copy_op(a + b).float()
+    return f, (T(N, dtype=torch.int8, lo=-128, hi=127), T(N, special=True).half())
+
+
+@case("s43_pro_logical_not_and_xor_of_floats")
+def _():
+    def f(x, y):
+        return copy_op((torch.logical_not(x) ^ torch.logical_xor(x, y)).float() - x.isnan().float())
+    return f, (T(N, special=True), T(N, special=True, lo=-1))
+
+
+@case("s43_pro_int32_multiply_wraps")
+def _():
+    def f(x):
+        return copy_op(x * 65537 + 7)
+    return f, (T(N, dtype=torch.int32, lo=-2 ** 31, hi=2 ** 31 - 1, special=True),)
+
+
+@case("s43_pro_true_divide_of_ints")
+def _():
+    def f(x, y):
+        return copy_op(x / y)
+    return f, (T(N, dtype=torch.int32, lo=-2 ** 30, hi=2 ** 30, special=True), T(N, dtype=torch.int32, lo=1, hi=7))
+
+
+@case("s43_pro_float64_region_to_float32_kernel")
+def _():
+    def f(x):
+        return copy_op((x.double() * 1.0000001 + 1e-300).float())
+    return f, (T(N, special=True),)
+
+
+@case("s43_epi_sigmoid_erf_gelu", gpu_only=True)
+def _():
+    def f(x):
+        o = copy_op(x)
+        return torch.sigmoid(o) + torch.erf(o) * torch.nn.functional.gelu(o, approximate="tanh")
+    return f, (T(N, special=True),)
+
+
+@case("s43_pro_log1p_expm1_tiny", gpu_only=True)
+def _():
+    def f(x):
+        return copy_op(torch.log1p(x * 1e-6) + torch.expm1(x * 1e-7))
+    return f, (T(N, special=True),)
+
+
+@case("s43_epi_complex_output_refused")
+def _():
+    def f(x):
+        return torch.view_as_real(torch.view_as_complex(copy_op(x).reshape(-1, 2)) * (2.0 + 1.0j))
+    return f, (T(N, special=True),)
+
+
+@case("s43_epi_bf16_silu_mul_liger_style", gpu_only=True)
+def _():
+    def f(a, b):
+        o = copy_op(a)
+        return (torch.nn.functional.silu(o.float()) * b.float()).to(torch.bfloat16)
+    return f, (T(N, special=True).bfloat16(), T(N).bfloat16())
+
+
 if __name__ == "__main__":
     main()

@@ -329,6 +329,43 @@ def test_training_step_with_a_fused_epilogue_matches_eager(data):
     assert re.search(r"\): fused \{'out_ptr': \[[^]]*'relu'", log), log
 
 
+def test_ops_with_keyword_only_arguments_fuse(data, monkeypatch):
+    """addcmul's `value` and div's `rounding_mode` are keyword-only: inductor's lowerings take
+    them as they are, and so does the fused code. (Integer floor division is fused on a GPU
+    only: the interpreter does not divide as inductor's C++ code does.)"""
+    x, y, r, _ = data
+    idx = torch.arange(-40, 40, device=DEVICE, dtype=torch.int32)
+
+    def f(x, y, r, idx):
+        return torch.addcmul(add(x, y), r, y, value=0.5), add(idx // 3, idx)
+
+    out, code, log = compiled_with_log(f, x, y, r, idx)
+    monkeypatch.setattr(torch_triton_hop.config, "fusion", False)
+    unfused, _ = compiled(f, x, y, r, idx)
+    for got, want in zip(out, unfused):
+        assert torch.equal(got, want)
+    assert torch.equal(out[1], f(x, y, r, idx)[1])
+    assert re.search(r"\): fused \{'out_ptr': \['addcmul'\]", log), log
+    assert ("'x_ptr': ['div']" in log) == ON_GPU, log
+
+
+def test_a_launch_that_only_reads_graph_inputs_does_not_stop_an_epilogue_past_it(data):
+    """Between the first launch and its epilogue stands a second launch (already in place) that
+    reads graph inputs y and x and writes a fresh buffer: the epilogue's read of graph input b
+    crosses no write to a graph input, so it fuses. (One that writes a graph input does not:
+    test_fusion_trust.py::test_graph_inputs_that_share_memory_only_when_the_code_runs.)"""
+    x, y, r, b = data
+
+    def f(x, y, r, b):
+        first = add(x, r)
+        second = add(y, x)
+        return first * b, second
+
+    out, code, log = compiled_with_log(f, x, y, r, b)
+    torch.testing.assert_close(out, f(x, y, r, b), rtol=0, atol=0)
+    assert len(fused_launches(code)) == 1 and pointwise_kernels(code) == [], log
+
+
 # --- prologues ----------------------------------------------------------------------------
 
 def test_a_cast_prologue_reads_the_narrow_tensor_inside_the_kernel(data):

@@ -1429,9 +1429,16 @@ def program_inputs(program, overlapping):
     return (x, a, x[:]) if overlapping else (x, a, torch.ones(8, device=DEVICE, dtype=torch.int32))
 
 
+def copy_then_launch_writing_x_then_add(x, a, b):  # the epilogue + b read before the second launch writes x
+    out = torch.empty_like(a)
+    wrap_triton(copy_kernel)[(1,)](a, out, 8, BLOCK=8)
+    wrap_triton(copy_and_increment_kernel)[(1,)](x, a, torch.empty_like(a), 8, BLOCK=8)
+    return out + b
+
+
 # (A second case, `out + (b + 2)` with b + 2 moved before the launch, is refused by the boundary rule
 # once b is an integer; a float b is refused first, see program_inputs.)
-@pytest.mark.parametrize("program", [copy_then_add])
+@pytest.mark.parametrize("program", [copy_then_add, copy_then_launch_writing_x_then_add])
 def test_graph_inputs_that_share_memory_only_when_the_code_runs(program, caplog):
     """Compiled on separate tensors, run with b = x[:] (no recompile): fused, the epilogue
     (and b + 2, moved before the launch) read b before the kernel's store to x (an

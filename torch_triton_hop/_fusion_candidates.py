@@ -19,7 +19,8 @@ from . import _compat, _compat_inductor
 from ._fusion_source import NotFusible
 from ._fx_values import node_value
 from ._graph_sizes import SymbolicSizes
-from ._hops import parse_shared_memory, triton_kernel_wrapper_functional, triton_kernel_wrapper_mutation
+from ._hops import (parse_shared_memory, tensors_accessed, triton_kernel_wrapper_functional,
+                    triton_kernel_wrapper_mutation)
 from ._pointwise_triton import is_pointwise, is_row_major
 from ._region_boundaries import boundary_difference
 from ._region_views import ViewsRefused, lane_views, relabeled_operands, view_chain_above
@@ -121,9 +122,12 @@ def _writes(node: torch.fx.Node) -> list[Any] | None:
     target = node.target
     if target is operator.getitem or target is triton_kernel_wrapper_functional:
         return []
-    if target is triton_kernel_wrapper_mutation:
-        return [_compat.storage_identity(node_value(v)) for v in node.kwargs["kwargs"].values()
-                if isinstance(node_value(v), torch.Tensor)]
+    if target is triton_kernel_wrapper_mutation:  # the arguments the analysis says it writes
+        values = {name: node_value(v) if isinstance(v, torch.fx.Node) else v for name, v in node.kwargs["kwargs"].items()}
+        accessed = tensors_accessed(node.kwargs["kernel"], node.kwargs["constant_args"], node.kwargs["configs"], values)
+        if accessed.other_memory_written:
+            return None
+        return [_compat.storage_identity(values[name]) for name in accessed.writes]
     schema = _compat.op_schema(target)
     if schema is None:
         return [] if not isinstance(target, _compat.HigherOrderOperator) and callable(target) and \

@@ -80,6 +80,9 @@ def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
 # (lift_fresh_copy: the copy of a constant that `torch.tensor([...])` in a program makes.)
 _IDENTITY = {aten.clone.default, aten.alias.default, aten.lift_fresh_copy.default}
 _SCALARS = (int, float, bool, torch.dtype, type(None))
+# The keyword-only arguments of pointwise ops that inductor's lowerings take as they are: add /
+# sub's alpha, addcmul / addcdiv's value, div's rounding_mode (`x // 3`), clone's memory_format.
+_KEYWORDS = ("alpha", "value", "rounding_mode", "memory_format")
 # Inductor ops that are exactly rounded in triton's interpreter and in inductor's C++ code
 # alike (IEEE arithmetic, comparisons, selects, bit ops); everything else (libdevice, tl.exp,
 # sigmoid, ...) differs between the two in the last bits or does not run in the interpreter.
@@ -109,14 +112,15 @@ def is_pointwise(node: torch.fx.Node) -> bool:
         return False
     if not isinstance(node.meta.get("val"), torch.Tensor) or node.meta["val"].dtype not in TRITON_DTYPES:
         return False
-    if any(k not in ("alpha", "memory_format") for k in node.kwargs) or (
+    if any(k not in _KEYWORDS for k in node.kwargs) or (
             "memory_format" in node.kwargs and target is not aten.clone.default):
         return False
     # clone's memory_format sets only the layout of its result, which the fusion reads from
     # the node's value (`x.t().contiguous()` before a kernel is a clone to row-major)
     values = [*node.args, *(v for k, v in node.kwargs.items() if k != "memory_format")]
     return all(isinstance(v, torch.fx.Node) and isinstance(v.meta.get("val"), torch.Tensor)
-               or isinstance(v, _SCALARS) for v in values)
+               or isinstance(v, _SCALARS) or (isinstance(v, str) and v == node.kwargs.get("rounding_mode"))
+               for v in values)
 
 
 @dataclasses.dataclass(frozen=True)
