@@ -18,7 +18,8 @@
 #       # (ONLY="--only NAME ..." ROUNDS=40 ROUND_MS=200 NO_TESTS=1: some rows, longer)
 #   bash benchmarks/device_runs.sh compile_time    # 1 GPU: the Llama + Liger first step, one path per process
 #       # (ORDER="plain ours_hf_rope" PROFILE=1: under cProfile, the profiles to $OUT)
-#   bash benchmarks/device_runs.sh first_checks    # 1 GPU, one call (~8 min): gpu suite, products probe, HUNT= cases, Llama
+#   bash benchmarks/device_runs.sh first_checks    # 1 GPU, one call (~8 min): gpu suite, products probe, HUNT= cases
+#   bash benchmarks/device_runs.sh llama_seq_lengths  # 1 GPU (~5 min): the Llama benchmark at two sequence lengths
 #   bash benchmarks/device_runs.sh trust_recheck   # 1 GPU: the fusion tests and GPU fuzz programs to check again
 #   bash benchmarks/device_runs.sh numerics        # 1 GPU: fusion_hunt.py under inductor's numerics settings (~6 min)
 #   bash benchmarks/device_runs.sh compile_settings  # 1 GPU: fusion_hunt.py under cpp_wrapper, max_autotune, ... (~9 min)
@@ -161,21 +162,25 @@ settings_full)
     grep -h "SUMMARY\|SKIPPED" "$OUT"/settings_full_*.log
     ;;
 first_checks)
-    # One call for what a session changed (~8 min): the gpu suite (4.5 min at most), the
-    # products probe, the hunt's cases named by HUNT (default s42_), the Llama benchmark at
-    # two sequence lengths. Each part bounded, so a slow one leaves the others their time.
+    # One call for what a session changed (~8 min): the gpu suite (5.5 min at most: session
+    # 43's took 4.5 min to reach 99%), the products probe, the hunt's cases named by HUNT
+    # (default s42_). Each part bounded, so a slow one leaves the others their time.
     nvidia-smi -L > "$OUT/gpu_tests.log"
     git log --oneline -1 >> "$OUT/gpu_tests.log" 2>/dev/null
-    TORCHINDUCTOR_COMPILE_THREADS=2 timeout 270 python3 -m pytest -m gpu -n "${WORKERS:-8}" -p no:cacheprovider -q \
+    TORCHINDUCTOR_COMPILE_THREADS=2 timeout 330 python3 -m pytest -m gpu -n "${WORKERS:-8}" -p no:cacheprovider -q \
         -rfE tests/ >> "$OUT/gpu_tests.log" 2>&1
     tail -n 4 "$OUT/gpu_tests.log"
     timeout 60 python3 benchmarks/epilogue_products_probe.py /tmp/products_probe > "$OUT/epilogue_products_probe.log" 2>&1
     grep "fused=" "$OUT/epilogue_products_probe.log"
-    timeout 60 python3 benchmarks/fusion_hunt.py --only "${HUNT:-s42_}" > "$OUT/hunt_first_checks.log" 2>&1
+    timeout 90 python3 benchmarks/fusion_hunt.py --only "${HUNT:-s42_}" > "$OUT/hunt_first_checks.log" 2>&1
     grep "^CASE" "$OUT/hunt_first_checks.log" | grep -v "ok=True"; tail -n 1 "$OUT/hunt_first_checks.log"
-    timeout 110 python3 benchmarks/llama_liger.py --rounds 3 --steps-per-round 5 --seq-lengths 1024,896 \
+    ;;
+llama_seq_lengths)
+    # Dynamic sequence lengths: each path compiles twice (its first steps took 14-16 s each on
+    # an H100 in session 43, where a 110 s bound cut the run before the built-in path).
+    timeout "${LIMIT:-300}" python3 benchmarks/llama_liger.py --rounds 3 --steps-per-round 5 --seq-lengths 1024,896 \
         --json "$OUT/llama_seq_lengths.json" > "$OUT/llama_seq_lengths.log" 2>&1
-    tail -n 4 "$OUT/llama_seq_lengths.log"
+    tail -n 8 "$OUT/llama_seq_lengths.log"
     ;;
 trust_recheck)
     timeout 300 python3 -m pytest -m gpu -p no:cacheprovider -q -x ${TESTS:-tests/test_fusion_trust.py} \

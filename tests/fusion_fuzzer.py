@@ -622,6 +622,12 @@ _BINARY = {
     "remainder": "torch.remainder({0}, {1})", "atan2": "torch.atan2({0}, {1})",
 }
 _UNTRANSLATED = {"sign", "trunc", "expm1", "nan_to_num", "remainder", "atan2", "pow_1_5"}
+# Ops with keyword-only arguments, drawn from FIRST_SEED_WITH_KEYWORD_OPS on (earlier seeds draw
+# from the tables above alone, so their programs are as they were).
+_KEYWORD_UNARY = {"floordiv_scalar": "torch.div({0}, {a}, rounding_mode='floor')",
+                  "truncdiv_scalar": "torch.div({0}, {a}, rounding_mode='trunc')"}
+_KEYWORD_BINARY = {"addcmul": "torch.addcmul({0}, {1}, {0}, value={a})",
+                   "addcdiv": "torch.addcdiv({0}, {1}, {0}, value={a})"}
 _SCALARS = (0.5, 1.5, -0.25, 2.0, 3.0, -1.0, 1e-3, 100.0, 0.0, -2.0)
 
 
@@ -653,6 +659,8 @@ class _RegionBuilder:
         if not isinstance(value, torch.Tensor) or value.dtype not in DTYPES:
             return None
         env[target] = value
+        if (op in _KEYWORD_UNARY or op in _KEYWORD_BINARY) and "keyword_op" not in self.program.features:
+            self.program.features.append("keyword_op")
         step = Step(target=target, code=code, op=op, dtype=value.dtype, shape=tuple(value.shape))
         self.steps.append(step)
         return step
@@ -746,15 +754,18 @@ class _RegionBuilder:
     def op(self, current: Step, env: dict[str, torch.Tensor]) -> Step | None:
         r = self.rng
         untranslated = r.random() < 0.04
+        keyword_ops = self.program.seed >= FIRST_SEED_WITH_KEYWORD_OPS and not untranslated
+        unary = {**_UNARY, **(_KEYWORD_UNARY if keyword_ops else {})}
+        binary = {**_BINARY, **(_KEYWORD_BINARY if keyword_ops else {})}
         if r.random() < 0.55:
-            names = [k for k in _UNARY if (k in _UNTRANSLATED) == untranslated]
+            names = [k for k in unary if (k in _UNTRANSLATED) == untranslated]
             name = r.choice(names)
             lo, hi = sorted(r.sample(_SCALARS, 2))
-            code = _UNARY[name].format(current.target, lo=_scalar_text(lo), hi=_scalar_text(hi),
-                                       a=_scalar_text(r.choice([1.5, 0.5, -2.0, 3.0])),
-                                       b=_scalar_text(r.choice([-0.25, 1.0, 0.75, -3.0, 2.0])))
+            code = unary[name].format(current.target, lo=_scalar_text(lo), hi=_scalar_text(hi),
+                                      a=_scalar_text(r.choice([1.5, 0.5, -2.0, 3.0])),
+                                      b=_scalar_text(r.choice([-0.25, 1.0, 0.75, -3.0, 2.0])))
             return self.new_value(code, name, env)
-        names = [k for k in _BINARY if (k in _UNTRANSLATED) == untranslated]
+        names = [k for k in binary if (k in _UNTRANSLATED) == untranslated]
         name = r.choice(names)
         earlier = [s.target for s in self.steps if s.shape == current.shape and s.target != current.target]
         choice = r.random()
@@ -765,7 +776,8 @@ class _RegionBuilder:
         else:
             other = _scalar_text(r.choice(_SCALARS + (2, 3, -1)))
         operands = [current.target, other] if r.random() < 0.7 else [other, current.target]
-        return self.new_value(_BINARY[name].format(*operands), name, env)
+        value = _scalar_text(r.choice([0.5, -2.0])) if name in _KEYWORD_BINARY else None
+        return self.new_value(binary[name].format(*operands, a=value), name, env)
 
 
 # A second launch inside a region: `fz_copy(t)` launches a copy kernel on `t` (eagerly and in
@@ -776,6 +788,7 @@ class _RegionBuilder:
 FIRST_SEED_WITH_SECOND_LAUNCHES = 19
 FIRST_SEED_WITH_OUTPUTS_OVER_INPUTS = 42
 FIRST_SEED_WITH_VIEWS_IN_REGIONS = 508
+FIRST_SEED_WITH_KEYWORD_OPS = 611
 SECOND_LAUNCH = '''
 
 @triton.jit

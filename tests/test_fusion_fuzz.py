@@ -8,6 +8,7 @@ A failure prints each failing program as a standalone reproducer;
 """
 
 import dataclasses
+import logging
 import time
 
 import pytest
@@ -22,6 +23,7 @@ PLANTED_SEED = 23  # issue 23: programs that show a planted bug
 SECOND_LAUNCH_COUNT = 30  # programs with a second launch (about 40 s)
 OVER_INPUT_COUNT = 40     # programs with an output written over the kernel's input (about 50 s)
 VIEWS_IN_REGIONS_COUNT = 25  # programs with pointwise code under a transposed operand (about 30 s)
+KEYWORD_OPS_COUNT = 25       # programs with ops taking keyword-only arguments (about 30 s)
 
 
 def test_fused_programs_compute_eagers_results(tmp_path):
@@ -88,11 +90,8 @@ def test_programs_that_write_an_output_over_their_input(tmp_path):
                for r in ran for reason in r.record.refused.values()), fusion_fuzzer.summarize(results)
 
 
-def test_programs_with_pointwise_code_under_a_transposed_operand(tmp_path):
-    """Programs whose regions read `(op(a)).transpose(-1, -2)`: the region holds the op and the
-    transpose, reading `a` through it ([Note: Views inside a fused region])."""
-    import logging
-
+def _checked_with_fused_regions(programs, tmp_path):
+    """The programs' results, checked, and per fused launch the fusion log's `{arg: [nodes]}`."""
     class Records(logging.Handler):
         def __init__(self):
             super().__init__(logging.DEBUG)
@@ -103,9 +102,6 @@ def test_programs_with_pointwise_code_under_a_transposed_operand(tmp_path):
             if message.startswith("launch ") and "): fused {" in message:  # what fused, by argument
                 self.fused_lines.append(message.split("): fused ")[1].split("; not fused")[0])
 
-    seed = fusion_fuzzer.FIRST_SEED_WITH_VIEWS_IN_REGIONS
-    programs = [p for p in (fusion_fuzzer.generate_program(seed, i) for i in range(300))
-                if "view_in_region" in p.features][:VIEWS_IN_REGIONS_COUNT]
     records, logger = Records(), logging.getLogger("torch_triton_hop._fusion")
     level = logger.level
     logger.addHandler(records)
@@ -118,10 +114,32 @@ def test_programs_with_pointwise_code_under_a_transposed_operand(tmp_path):
     print(fusion_fuzzer.summarize(results))
     failed = [r for r in results if r.failed]
     assert not failed, f"{len(failed)} programs failed:\n\n" + "\n\n".join(r.report() for r in failed[:5])
-    ran = [r for r in results if r.verdict != "invalid"]
+    return [r for r in results if r.verdict != "invalid"], records.fused_lines
+
+
+def test_programs_with_pointwise_code_under_a_transposed_operand(tmp_path):
+    """Programs whose regions read `(op(a)).transpose(-1, -2)`: the region holds the op and the
+    transpose, reading `a` through it ([Note: Views inside a fused region])."""
+    seed = fusion_fuzzer.FIRST_SEED_WITH_VIEWS_IN_REGIONS
+    programs = [p for p in (fusion_fuzzer.generate_program(seed, i) for i in range(300))
+                if "view_in_region" in p.features][:VIEWS_IN_REGIONS_COUNT]
+    ran, fused_lines = _checked_with_fused_regions(programs, tmp_path)
     assert len(ran) >= 0.9 * VIEWS_IN_REGIONS_COUNT and sum(bool(r.record.fused) for r in ran) >= 0.2 * len(ran)
     # The premise: some fused region holds a transpose (a permute in the post-grad graph).
-    assert any("'permute" in line for line in records.fused_lines), records.fused_lines[:5]
+    assert any("'permute" in line for line in fused_lines), fused_lines[:5]
+
+
+def test_programs_with_ops_taking_keyword_only_arguments(tmp_path):
+    """Programs drawing addcmul / addcdiv (`value=`) and floor / trunc division (`rounding_mode=`),
+    which inductor's lowerings take as they are."""
+    seed = fusion_fuzzer.FIRST_SEED_WITH_KEYWORD_OPS
+    programs = [p for p in (fusion_fuzzer.generate_program(seed, i) for i in range(100))
+                if "keyword_op" in p.features][:KEYWORD_OPS_COUNT]
+    ran, fused_lines = _checked_with_fused_regions(programs, tmp_path)
+    assert len(ran) >= 0.9 * KEYWORD_OPS_COUNT
+    # The premise: some fused region holds addcmul or addcdiv (a division by a scalar is a `div`
+    # node with or without a rounding mode; integer floor division fuses on a GPU only).
+    assert any("'addc" in line for line in fused_lines), fused_lines[:5]
 
 
 def test_programs_are_the_same_whatever_the_batch():
