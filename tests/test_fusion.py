@@ -345,7 +345,8 @@ def test_ops_with_keyword_only_arguments_fuse(data, monkeypatch):
     for got, want in zip(out, unfused):
         assert torch.equal(got, want)
     assert torch.equal(out[1], f(x, y, r, idx)[1])
-    assert re.search(r"\): fused \{'out_ptr': \['addcmul'\]", log), log
+    # torch 2.11's inductor decomposes addcmul on a GPU: the epilogue holds its multiplies and add
+    assert re.search(r"\): fused \{'out_ptr': \[('addcmul'|'mul', 'mul_1', 'add')\]", log), log
     assert ("'x_ptr': ['div']" in log) == ON_GPU, log
 
 
