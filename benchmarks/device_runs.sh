@@ -166,7 +166,6 @@ first_checks)
     # 43's took 4.5 min to reach 99%), the products probe, the hunt's cases named by HUNT
     # (default s42_). Each part bounded, so a slow one leaves the others their time.
     nvidia-smi -L > "$OUT/gpu_tests.log"
-    git log --oneline -1 >> "$OUT/gpu_tests.log" 2>/dev/null
     TORCHINDUCTOR_COMPILE_THREADS=2 timeout 330 python3 -m pytest -m gpu -n "${WORKERS:-8}" -p no:cacheprovider -q \
         -rfE tests/ >> "$OUT/gpu_tests.log" 2>&1
     tail -n 4 "$OUT/gpu_tests.log"
