@@ -4168,5 +4168,78 @@ def _():
     return f, (T(N, special=True).bfloat16(), T(N).bfloat16())
 
 
+# s43: a second launch between a launch and its epilogue. A launch written in place writes
+# what the TTIR analysis says it writes (not every tensor it is passed), so one that only reads
+# the epilogue's operand no longer stops it; one that writes it must.
+def copy_into(src, dst):
+    launch1(W(kx_copy), src.numel(), src, dst, src.numel())
+    return dst
+
+
+@case("s43_second_launch_reads_the_epilogue_operand")
+def _():
+    def f(x, y, b):
+        first = copy_op(x)
+        second = add_op(b, y)  # reads b, the epilogue's operand
+        return first * b, second
+    return f, (T(N, special=True), T(N), T(N))
+
+
+@case("s43_second_launch_writes_the_epilogue_operand_intermediate")
+def _():
+    def f(x, y, b):
+        t = b * 2.0
+        first = copy_op(x)
+        copy_into(y, t)  # overwrites t between the launch and the epilogue
+        return first + t
+    return f, (T(N, special=True), T(N), T(N))
+
+
+@case("s43_second_launch_writes_a_view_of_the_epilogue_operand")
+def _():
+    def f(x, y, b):
+        t = b * 2.0
+        first = copy_op(x)
+        copy_into(y[: N // 2], t[N // 2:])  # overwrites half of t through a view
+        return first + t
+    return f, (T(N, special=True), T(N), T(N))
+
+
+@case("s43_second_launch_writes_graph_input_epilogue_reads_another")
+def _():
+    def f(x, y, b):
+        first = copy_op(x)
+        copy_into(b, y)  # writes graph input y in place
+        return first * b
+    return f, (T(N, special=True), T(N), T(N))
+
+
+@case("s43_second_launch_writes_the_prologue_operand_after_the_prologue")
+def _():
+    def f(x, y, b):
+        h = x * 3.0 + b
+        copy_into(y, b)  # writes b after h was computed, before the launch reading h
+        return copy_op(h)
+    return f, (T(N, special=True), T(N), T(N))
+
+
+@case("s43_second_launch_reads_what_the_first_writes_then_epilogue")
+def _():
+    def f(x, b):
+        first = copy_op(x)
+        second = add_op(first, b)  # reads the first launch's output
+        return first * 2.0, second
+    return f, (T(N, special=True), T(N))
+
+
+@case("s43_chain_of_three_launches_epilogues_between")
+def _():
+    def f(x, b, c):
+        a1 = copy_op(x)
+        a2 = copy_op(b)
+        a3 = add_op(a1, c)
+        return a1 + a2, a3 * c, a2 - c
+    return f, (T(N, special=True), T(N), T(N))
+
 if __name__ == "__main__":
     main()
