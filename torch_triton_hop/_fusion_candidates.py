@@ -123,7 +123,8 @@ def _writes(node: torch.fx.Node) -> list[Any] | None:
     if target is operator.getitem or target is triton_kernel_wrapper_functional:
         return []
     if target is triton_kernel_wrapper_mutation:  # the arguments the analysis says it writes
-        values = {name: node_value(v) if isinstance(v, torch.fx.Node) else v for name, v in node.kwargs["kwargs"].items()}
+        values = {name: node_value(v) if isinstance(v, torch.fx.Node) else v
+                  for name, v in node.kwargs["kwargs"].items()}
         accessed = tensors_accessed(node.kwargs["kernel"], node.kwargs["constant_args"], node.kwargs["configs"], values)
         if accessed.other_memory_written:
             return None

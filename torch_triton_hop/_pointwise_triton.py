@@ -116,11 +116,11 @@ def is_pointwise(node: torch.fx.Node) -> bool:
             "memory_format" in node.kwargs and target is not aten.clone.default):
         return False
     # clone's memory_format sets only the layout of its result, which the fusion reads from
-    # the node's value (`x.t().contiguous()` before a kernel is a clone to row-major)
-    values = [*node.args, *(v for k, v in node.kwargs.items() if k != "memory_format")]
+    # the node's value (`x.t().contiguous()` before a kernel is a clone to row-major); div's
+    # rounding_mode is a string the lowering reads
+    values = [*node.args, *(v for k, v in node.kwargs.items() if k not in ("memory_format", "rounding_mode"))]
     return all(isinstance(v, torch.fx.Node) and isinstance(v.meta.get("val"), torch.Tensor)
-               or isinstance(v, _SCALARS) or (isinstance(v, str) and v == node.kwargs.get("rounding_mode"))
-               for v in values)
+               or isinstance(v, _SCALARS) for v in values)
 
 
 @dataclasses.dataclass(frozen=True)
