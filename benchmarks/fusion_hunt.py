@@ -4241,5 +4241,33 @@ def _():
         return a1 + a2, a3 * c, a2 - c
     return f, (T(N, special=True), T(N), T(N))
 
+# s43: a launch compiled with other numerics options than inductor's own kernels (found by
+# reading triton's knobs: inductor asks its kernels for FMA contraction, a launch may not)
+def copy_launched_with(h, **options):
+    out = torch.empty_like(h)
+    launch1(W(kx_copy), h.numel(), h, out, h.numel(), **options)
+    return out
+
+
+@case("s43_launch_without_fp_fusion_mul_add_epilogue", gpu_only=True)
+def _():
+    def f(x, w, r):
+        return copy_launched_with(x, enable_fp_fusion=False) * w + r
+    return f, (T(N, special=True), T(N), T(N))
+
+
+@case("s43_launch_without_fp_fusion_mul_add_prologue", gpu_only=True)
+def _():
+    def f(x, w, r):
+        return copy_launched_with(x * w + r, enable_fp_fusion=False)
+    return f, (T(N, special=True), T(N), T(N))
+
+
+@case("s43_launch_without_reflect_ftz_exp_epilogue", gpu_only=True)
+def _():
+    def f(x):
+        return torch.exp(copy_launched_with(x, enable_reflect_ftz=False) * 1.0 - 95.0)
+    return f, (T(N, lo=-5, hi=5),)
+
 if __name__ == "__main__":
     main()

@@ -1095,3 +1095,37 @@ def test_under_inductors_numerics_settings_fused_code_computes_what_unfused_code
     assert torch.equal(out, unfused)
     if ON_GPU:  # refused, saying why
         assert setting in log, log
+
+
+def _add_launched_with(x, y, **options):
+    out = torch.empty_like(x)
+    wrap_triton(F.add_kernel)[(triton.cdiv(x.numel(), 64),)](x, y, out, x.numel(), BLOCK=64, **options)
+    return out
+
+
+@pytest.mark.parametrize("options, environment, epilogue, reason", [
+    # inductor asks its own kernels to contract `out * w + 0.1` into an FMA; these launches do not
+    ({"enable_fp_fusion": False}, {}, lambda out, w: out * w + 0.1, "the launch's enable_fp_fusion=False"),
+    ({}, {"TRITON_DEFAULT_FP_FUSION": "0"}, lambda out, w: out * w + 0.1, "TRITON_DEFAULT_FP_FUSION=0"),
+    # libdevice's exp of a subnormal result, flushed in inductor's kernels, not in this launch's
+    ({"enable_reflect_ftz": False}, {}, lambda out, w: torch.exp(out) + w, "the launch's enable_reflect_ftz=False"),
+], ids=["enable_fp_fusion", "TRITON_DEFAULT_FP_FUSION", "enable_reflect_ftz"])
+def test_a_launch_compiled_with_other_numerics_options_than_inductors_keeps_such_ops_unfused(
+        options, environment, epilogue, reason, plan_for_a_gpu, monkeypatch):
+    """The fused kernel keeps the launch's compile options (and triton's defaults where it gives
+    none), which may differ from those inductor compiles its own kernels with: ops that could
+    round otherwise under them stay unfused, as under inductor's numerics settings. The same
+    program launched with triton's defaults fuses. See [Note: Inductor's numerics settings]."""
+    x, w = _subnormal_exp_data()
+
+    def f(x, w):
+        return epilogue(_add_launched_with(x, torch.zeros_like(x), **options), w)
+
+    if "ftz" not in reason:  # the default launch fuses (exp's libdevice call does not run in the interpreter)
+        _, code, log = compiled_with_log(lambda x, w: epilogue(_add_launched_with(x, torch.zeros_like(x)), w), x, w)
+        assert len(fused_launches(code)) == 1, log
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    out, code, log = compiled_with_log(f, x, w)
+    assert fused_launches(code) == [] and reason in log, log
+    torch.testing.assert_close(out, f(x, w))

@@ -962,6 +962,21 @@ def jit_run_option_knobs() -> list[tuple[str, Any, str]]:
             if name in names and hasattr(triton_knobs.compilation, name)]
 
 
+def fp_fusion_options(launch_options: dict[str, Any]) -> tuple[bool, str]:
+    """Whether a kernel launched with `launch_options` contracts a * b + c into FMAs, and what
+    says so: its own `enable_fp_fusion`, else triton's default (knobs.language.default_fp_fusion,
+    the TRITON_DEFAULT_FP_FUSION variable; triton 3.6-3.9), unless TRITON_FORCE_DISABLE_FP_FUSION
+    turns contraction off for every kernel (knobs.language.force_disable_fp_fusion, triton 3.9)."""
+    language = getattr(triton_knobs, "language", None)
+    if getattr(language, "force_disable_fp_fusion", False):
+        return False, "TRITON_FORCE_DISABLE_FP_FUSION"
+    requested = launch_options.get("enable_fp_fusion")
+    if requested is not None:
+        return bool(requested), f"the launch's enable_fp_fusion={requested}"
+    default = bool(getattr(language, "default_fp_fusion", True))
+    return default, f"TRITON_DEFAULT_FP_FUSION={int(default)}"
+
+
 def jit_param_specialization(param: Any) -> tuple[bool, bool, bool, str]:
     """(is_constexpr, specialize, align, annotation_type) of a JITFunction parameter, as
     create_function_from_signature reads them (triton 3.6-3.9)."""

@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from . import _compat
 from ._compat import HigherOrderOperator
 
 _log = logging.getLogger(__name__)
@@ -675,23 +676,31 @@ def lowering_node(node: torch.fx.Node) -> Any:
         yield
 
 
-def kernel_numerics_settings() -> list[str]:
-    """The inductor settings in force under which inductor compiles its own Triton kernels
-    with other options than triton's defaults, which a user's kernel (fused or not) is
-    compiled with (torch 2.11-2.13, TritonKernel.triton_meta_common):
-    emulate_precision_casts turns FMA contraction off (enable_fp_fusion=False, ptxas
-    --fmad=false), eager_numerics.disable_ftz turns libdevice's flush to zero off
-    (enable_reflect_ftz=False). torch 2.12-2.13: eager_numerics.use_pytorch_libdevice (and
-    emulate_precision_casts) points the compile workers at the CUDA toolkit's libdevice
-    (runtime.compile_tasks), which a kernel compiled elsewhere may not use."""
+def kernel_numerics_settings(launch_options: dict[str, Any]) -> list[str]:
+    """The settings under which inductor compiles its own Triton kernels with other options
+    than a user's kernel (fused or not) launched with `launch_options` is compiled with
+    (torch 2.11-2.13, TritonKernel.triton_meta_common): emulate_precision_casts turns FMA
+    contraction off (enable_fp_fusion=False, ptxas --fmad=false) where the user's kernel keeps
+    triton's default; inductor asks for contraction otherwise, where the launch may not
+    (enable_fp_fusion=False, or TRITON_DEFAULT_FP_FUSION=0). eager_numerics.disable_ftz turns
+    libdevice's flush to zero off (enable_reflect_ftz=False), as a launch's
+    enable_reflect_ftz=False does for the user's kernel alone. torch 2.12-2.13:
+    eager_numerics.use_pytorch_libdevice (and emulate_precision_casts) points the compile
+    workers at the CUDA toolkit's libdevice (runtime.compile_tasks), which a kernel compiled
+    elsewhere may not use."""
     from torch._inductor import config
 
     eager_numerics = getattr(config, "eager_numerics", None)
     settings = []
+    user_contracts, why = _compat.fp_fusion_options(launch_options)
     if config.emulate_precision_casts:
         settings.append("emulate_precision_casts")
+    elif not user_contracts and why != "TRITON_FORCE_DISABLE_FP_FUSION":  # forced off: inductor's kernels too
+        settings.append(why)
     if getattr(eager_numerics, "disable_ftz", False):
         settings.append("eager_numerics.disable_ftz")
+    elif launch_options.get("enable_reflect_ftz") is False:
+        settings.append("the launch's enable_reflect_ftz=False")
     if getattr(eager_numerics, "use_pytorch_libdevice", False):
         settings.append("eager_numerics.use_pytorch_libdevice")
     return settings

@@ -536,11 +536,11 @@ def _plan(launch: LaunchFusion, arg: str, index: int, candidate: Candidate, redu
     stored = f"_tth_{arg}_stored" if candidate.others else None
     if kind == "epilogue":
         source = helper_source(helper, kind, region, inputs, launch.value[arg], sink, node_value(sink).dtype,
-                               launch.target, tuple(sizes), ones)
+                               launch.target, tuple(sizes), ones, launch_options=launch.vals)
         element = launch.vals[arg].dtype
     else:
         source = helper_source(helper, kind, region, inputs, None, sink, node_value(sink).dtype, launch.target,
-                               tuple(sizes), ones, stored)
+                               tuple(sizes), ones, stored, launch_options=launch.vals)
         element = node_value(sink).dtype
     wide = any(_wide(t) for t in [fused_tensor, *(candidate.operand_value(o) for o in operands)])
     # Per-element accesses of the fused code (a scalar operand is one load, of no layout).

@@ -340,7 +340,8 @@ def _widened(expression: str, dtype: torch.dtype, target: str, what: str) -> str
 
 def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict[torch.fx.Node, Operand],
                   value: torch.fx.Node | None, result: torch.fx.Node, result_dtype: torch.dtype, target: str,
-                  sizes: tuple[str, ...] = (), opaque_ones: str | None = None, store_to: str | None = None) -> str:
+                  sizes: tuple[str, ...] = (), opaque_ones: str | None = None, store_to: str | None = None,
+                  launch_options: dict[str, Any] | None = None) -> str:
     """Source of a @triton.jit helper computing the region `nodes` (graph order).
 
     kind "epilogue": ``name(value, offset, mask, *operands)``; `value` (the FX node of the
@@ -350,7 +351,8 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
     (its last parameter, a pointer to a tensor of the result's layout) it also stores the
     result there, where the mask is on (see [Note: A prologue the fused kernel also stores]).
     On a GPU the parameter before that is `opaque_ones`, an int32 the launch passes as -1
-    (see _opaque_move).
+    (see _opaque_move). `launch_options`: the launch's arguments, whose compile options
+    (enable_fp_fusion, ...) the fused kernel keeps (see [Note: Inductor's numerics settings]).
     Raises NotFusible where inductor does not lower the region to pointwise code, or (under
     the interpreter) the code would not be exact.
     """
@@ -361,7 +363,8 @@ def helper_source(name: str, kind: str, nodes: list[torch.fx.Node], inputs: dict
         _check_no_low_precision_arithmetic(nodes, "inductor's Triton code computes in that dtype under "
                                                   "triton.codegen_upcast_to_fp32=False, where the fused code holds "
                                                   "fp32 between ops")
-    emitter = _Emitter(target, _compat_inductor.kernel_numerics_settings() if target == "gpu" else None)
+    emitter = _Emitter(target, _compat_inductor.kernel_numerics_settings(launch_options or {})
+                       if target == "gpu" else None)
     params = [operand.param for operand in inputs.values()] + list(sizes)  # sizes: symbolic ones the offsets use
     if target == "gpu":
         params.append(opaque_ones)
@@ -452,11 +455,14 @@ def _check_no_low_precision_arithmetic(nodes: list[torch.fx.Node], why: str) -> 
 # eager_numerics.disable_ftz compiles libdevice without flush to zero (enable_reflect_ftz=False);
 # under eager_numerics.use_pytorch_libdevice (torch >= 2.12) its compile workers link the CUDA
 # toolkit's libdevice, which may differ from triton's in the last bit of pow or erf.
-# A user's kernel, fused or not, is compiled with triton's defaults: inductor does not give it
-# those options, and the fused kernel must not either, or the user's own code would round
-# otherwise. So under any of them a fused op, computed in the user's kernel, could round
-# otherwise than the unfused program's inductor kernel: `a * b + c` contracts into one FMA,
-# libdevice's exp flushes a subnormal. There a region is fused only where each op rounds alike
+# A user's kernel, fused or not, is compiled with its launch's options (triton's defaults
+# where it gives none): inductor does not give it its own, and the fused kernel must not
+# either, or the user's own code would round otherwise. So under any of them, and where the
+# launch's options differ from inductor's (`kernel[grid](..., enable_fp_fusion=False)`, or
+# TRITON_DEFAULT_FP_FUSION=0 while inductor asks its kernels to contract; enable_reflect_ftz=False),
+# a fused op, computed in the user's kernel, could round otherwise than the unfused
+# program's inductor kernel: `a * b + c` contracts into one FMA, libdevice's exp flushes a
+# subnormal. There a region is fused only where each op rounds alike
 # under every option, the rule after a wrap below (integer and logical ops, comparisons,
 # selects, conversions, float adds, subtracts and multiplies where no add reads a product, even
 # one rounded to fp16 / bf16 and back: LLVM makes that pair one fma.rn.bf16 where it may contract);
