@@ -962,14 +962,15 @@ def jit_run_option_knobs() -> list[tuple[str, Any, str]]:
             if name in names and hasattr(triton_knobs.compilation, name)]
 
 
-def fp_fusion_options(launch_options: dict[str, Any]) -> tuple[bool, str]:
+def fp_fusion_options(launch_options: dict[str, Any]) -> tuple[bool, str] | None:
     """Whether a kernel launched with `launch_options` contracts a * b + c into FMAs, and what
     says so: its own `enable_fp_fusion`, else triton's default (knobs.language.default_fp_fusion,
-    the TRITON_DEFAULT_FP_FUSION variable; triton 3.6-3.9), unless TRITON_FORCE_DISABLE_FP_FUSION
-    turns contraction off for every kernel (knobs.language.force_disable_fp_fusion, triton 3.9)."""
+    the TRITON_DEFAULT_FP_FUSION variable; triton 3.6-3.9). None where TRITON_FORCE_DISABLE_FP_FUSION
+    turns contraction off for every kernel, inductor's too (knobs.language.force_disable_fp_fusion,
+    triton 3.9)."""
     language = getattr(triton_knobs, "language", None)
     if getattr(language, "force_disable_fp_fusion", False):
-        return False, "TRITON_FORCE_DISABLE_FP_FUSION"
+        return None
     requested = launch_options.get("enable_fp_fusion")
     if requested is not None:
         return bool(requested), f"the launch's enable_fp_fusion={requested}"

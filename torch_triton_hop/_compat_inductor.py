@@ -692,11 +692,13 @@ def kernel_numerics_settings(launch_options: dict[str, Any]) -> list[str]:
 
     eager_numerics = getattr(config, "eager_numerics", None)
     settings = []
-    user_contracts, why = _compat.fp_fusion_options(launch_options)
+    user_fp_fusion = _compat.fp_fusion_options(launch_options)  # None: forced off, inductor's kernels too
     if config.emulate_precision_casts:
         settings.append("emulate_precision_casts")
-    elif not user_contracts and why != "TRITON_FORCE_DISABLE_FP_FUSION":  # forced off: inductor's kernels too
-        settings.append(why)
+    elif user_fp_fusion is not None:
+        user_contracts, why = user_fp_fusion
+        if not user_contracts:
+            settings.append(why)
     if getattr(eager_numerics, "disable_ftz", False):
         settings.append("eager_numerics.disable_ftz")
     elif launch_options.get("enable_reflect_ftz") is False:
