@@ -4471,5 +4471,12 @@ def _():
         return out - out[:1]
     return f, (T(12, 20, special=True),)
 
+
+@case("s44_epi_operands_flipped_rolled_padded")
+def _():
+    def f(x, b, c, d):
+        return copy_op(x) * b.flip(0) + torch.roll(c, 3) - torch.nn.functional.pad(d, (2, 3), value=7.0)
+    return f, (T(N, special=True), T(N), T(N), T(N - 5))
+
 if __name__ == "__main__":
     main()
