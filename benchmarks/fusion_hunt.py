@@ -3109,7 +3109,7 @@ def kx_modified_loads(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     # cache / eviction modifiers and a volatile load: hints, not semantics
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
-    a = tl.load(x_ptr + offs, mask=m, other=0.0, cache_modifier=".cg", eviction_policy="evict_last")
+    a = tl.load(x_ptr + offs, mask=m, other=0.0, cache_modifier=".ca", eviction_policy="evict_last")
     b = tl.load(y_ptr + offs, mask=m, other=0.0, volatile=True)
     tl.store(out_ptr + offs, a * b, mask=m, cache_modifier=".cs")
 
@@ -4268,6 +4268,215 @@ def _():
     def f(x):
         return torch.exp(copy_launched_with(x, enable_reflect_ftz=False) * 1.0 - 95.0)
     return f, (T(N, lo=-5, hi=5),)
+
+
+# s44: index remapping ops inside a region (flip, roll, pad, tril, arange, shifted slices of the
+# output), zero-size and one-element launches, unsigned widths, F.* activations in bf16
+@case("s44_pro_flip_operand")
+def _():
+    def f(x):
+        return copy_op(x.flip(0) * 2.0 + 1.0)
+    return f, (T(N, special=True),)
+
+
+@case("s44_pro_roll_operand_2d")
+def _():
+    def f(x):
+        return copy_op(torch.roll(x, shifts=(3, -1), dims=(0, 1)) - 0.5)
+    return f, (T(10, 20, special=True),)
+
+
+@case("s44_pro_constant_pad_nonzero_value")
+def _():
+    def f(x):  # the pad's lanes read no x: their value is 7, not x's
+        return copy_op(torch.nn.functional.pad(x, (3, 5), value=7.0) * 0.5)
+    return f, (T(N - 8, special=True),)
+
+
+@case("s44_pro_tril_of_shifted")
+def _():
+    def f(x):
+        return copy_op(torch.tril(x + 1.0, diagonal=-1))
+    return f, (T(16, 16, special=True),)
+
+
+@case("s44_pro_arange_index_dependent")
+def _():
+    def f(x):
+        return copy_op(x + torch.arange(x.numel(), device=x.device, dtype=x.dtype) * 0.25)
+    return f, (T(N, special=True),)
+
+
+@case("s44_pro_index_select_negative_wrap")
+def _():
+    def f(x, idx):
+        return copy_op(x[idx] * 3.0)
+    return f, (T(N, special=True), torch.randint(-N, N, (N,), device=DEVICE))
+
+
+@case("s44_epi_flip_of_output")
+def _():
+    def f(x, b):
+        return copy_op(x).flip(0) + b
+    return f, (T(N, special=True), T(N))
+
+
+@case("s44_epi_shifted_neighbours_of_output")
+def _():
+    def f(x):
+        out = copy_op(x * 1.0)
+        return out[1:] + out[:-1]
+    return f, (T(N, special=True),)
+
+
+@case("s44_epi_output_times_arange")
+def _():
+    def f(x):
+        return copy_op(x) * torch.arange(N, device=x.device, dtype=x.dtype)
+    return f, (T(N, special=True),)
+
+
+@case("s44_epi_where_iota_parity")
+def _():
+    def f(x):
+        out = copy_op(x)
+        keep = torch.arange(N, device=x.device) % 2 == 0
+        return torch.where(keep, out, -1.0)
+    return f, (T(N, special=True),)
+
+
+@case("s44_epi_roll_of_output")
+def _():
+    def f(x, b):
+        return torch.roll(copy_op(x), 7) * b
+    return f, (T(N, special=True), T(N))
+
+
+@case("s44_epi_out_variant_into_new_buffer")
+def _():
+    def f(x, b):
+        c = torch.empty_like(b)
+        torch.add(copy_op(x), b, alpha=2.0, out=c)
+        return c
+    return f, (T(N, special=True), T(N))
+
+
+@case("s44_zero_size_prologue_epilogue")
+def _():
+    def f(x, b):
+        return copy_op(x * 2.0 + 1.0) * b
+    empty = torch.empty(0, device=DEVICE)
+    return f, (empty, empty.clone())
+
+
+@case("s44_one_element_prologue_epilogue")
+def _():
+    def f(x, b):
+        return copy_op(torch.exp(x) - 1.0) * b
+    return f, (T(1, special=True), T(1))
+
+
+@case("s44_zero_rows_rows_kernel")
+def _():
+    def f(x):
+        return rows_op(x * 2.0 + 1.0) + 1.0
+    return f, (torch.empty(0, 20, device=DEVICE),)
+
+
+@case("s44_pro_uint16_uint32_from_negatives")
+def _():
+    def f(x):
+        return copy_op(x.to(torch.int32).to(torch.uint16).to(torch.float32)
+                       + x.to(torch.int64).to(torch.uint32).to(torch.float32))
+    return f, (T(N, lo=-70000, hi=70000),)
+
+
+@case("s44_epi_bf16_activations", gpu_only=True)
+def _():
+    F = torch.nn.functional
+
+    def f(x):
+        out = copy_op(x)
+        return F.softplus(out, beta=2.0, threshold=3.0) + F.hardswish(out) + F.elu(out) + F.mish(out) \
+            + F.logsigmoid(out)
+    return f, (T(N, dtype=torch.bfloat16, special=True, lo=-20, hi=20),)
+
+
+@case("s44_epi_activations_fp32")
+def _():
+    F = torch.nn.functional
+
+    def f(x):
+        out = copy_op(x)
+        return F.hardswish(out) + F.elu(out, alpha=0.5) + F.relu6(out) + F.leaky_relu(out, 0.01) \
+            + F.hardtanh(out, -2.0, 2.0) + F.softshrink(out, 0.5)
+    return f, (T(N, special=True, lo=-8, hi=8),)
+
+
+@case("s44_pro_masked_fill_nan_to_scalar")
+def _():
+    def f(x):
+        return copy_op(x.masked_fill(torch.isnan(x), -3.0).clamp_min(-1.0))
+    return f, (T(N, special=True),)
+
+
+@case("s44_epi_output_compared_to_itself_isnan")
+def _():
+    def f(x):
+        out = copy_op(x)
+        return (out != out).to(torch.int8) + torch.isinf(out).to(torch.int8) * 2
+    return f, (T(N, special=True),)
+
+
+@case("s44_epi_prefix_slice_of_output")
+def _():
+    def f(x, b):
+        return copy_op(x)[: N // 2] * b
+    return f, (T(N, special=True), T(N // 2))
+
+
+@case("s44_epi_strided_slice_of_output")
+def _():
+    def f(x):
+        return copy_op(x)[1::3] + 1.0
+    return f, (T(N, special=True),)
+
+
+@case("s44_epi_outer_product_of_output")
+def _():
+    def f(x, b):
+        return copy_op(x)[:, None] * b[None, :]
+    return f, (T(N, special=True), T(7))
+
+
+@case("s44_epi_output_plus_its_transpose")
+def _():
+    def f(x):
+        out = rows_op(x)
+        return out + out.t()
+    return f, (T(20, 20, special=True),)
+
+
+@case("s44_pro_outer_sum_broadcast")
+def _():
+    def f(a, b):
+        return rows_op(a[:, None] + b[None, :] * 0.5)
+    return f, (T(12, special=True), T(20, special=True))
+
+
+@case("s44_epi_output_row_broadcast_against_itself")
+def _():
+    def f(x):
+        out = rows_op(x)
+        return out - out[:1]
+    return f, (T(12, 20, special=True),)
+
+
+@case("s44_epi_operands_flipped_rolled_padded")
+def _():
+    def f(x, b, c, d):
+        return copy_op(x) * b.flip(0) + torch.roll(c, 3) - torch.nn.functional.pad(d, (2, 3), value=7.0)
+    return f, (T(N, special=True), T(N), T(N), T(N - 5))
 
 if __name__ == "__main__":
     main()

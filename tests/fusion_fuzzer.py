@@ -635,6 +635,13 @@ def _scalar_text(value: Any) -> str:
     return repr(value)
 
 
+@dataclasses.dataclass(frozen=True)
+class _IndexOp:
+    op: str                       # flip, roll or pad
+    code: str                     # the op's code, "{}" standing for its input
+    stored: tuple[int, ...]       # the input's shape (padding reads a narrower tensor)
+
+
 class _RegionBuilder:
     """Random pointwise code: a chain that starts from one full-shape tensor (a new input for a
     prologue, the kernel's output for an epilogue) and applies ops that each take the current
@@ -686,6 +693,9 @@ class _RegionBuilder:
             access = "[..., ::2]"
         else:
             stored = shape
+        index_op = self.index_op(dtype, shape) if stored == shape and not access else None
+        if index_op is not None:
+            stored = index_op.stored
         leaf = self.program.leaf(dtype, stored)
         env[leaf.name] = make_tensor(leaf.values, dtype, stored, "cpu")
         name = leaf.name
@@ -694,6 +704,11 @@ class _RegionBuilder:
             assert step is not None
             self.program.features.append("second_launch")
             name = step.target
+        if index_op is not None:
+            step = self.new_value(index_op.code.format(name), "index_" + index_op.op, env)
+            assert step is not None and step.shape == shape, (index_op, shape)
+            self.program.features.append("index_op")
+            return step.target
         if not access:
             return name
         if access == ".transpose(-1, -2)" and self.program.views_in_regions:
@@ -709,6 +724,25 @@ class _RegionBuilder:
         step = self.new_value(f"{name}{access}", "strided_view", env)
         assert step is not None
         return step.target
+
+    def index_op(self, dtype: torch.dtype, shape: tuple[int, ...]) -> "_IndexOp | None":
+        """From FIRST_SEED_WITH_INDEX_OPS on, sometimes an operand of the full shape computed by
+        an op that reads its input at other indices: flipped, rolled, or padded with a value
+        (whose lanes read nothing). Drawn from a stream of its own, as second launches are."""
+        if not self.program.index_ops or not shape or self.program.index_rng.random() >= 0.3:
+            return None
+        r = self.program.index_rng
+        op = r.choice(["flip", "roll", "pad"])
+        dim = r.randrange(len(shape)) - len(shape)
+        if op == "flip":
+            return _IndexOp(op, f"{{}}.flip({dim})", shape)
+        if op == "roll" or shape[dim] < 4 or dtype == torch.bool:
+            return _IndexOp("roll", f"torch.roll({{}}, {r.choice([1, -2, 3])}, {dim})", shape)
+        before, after = r.randint(0, 2), r.randint(1, 2)
+        value = r.choice([7.0, -1.5, 0.0] if dtype in FLOATS else [7, -1, 0] if dtype.is_signed else [7, 0])
+        padding = (0, 0) * (-dim - 1) + (before, after)  # F.pad lists the last dimension first
+        stored = shape[:dim] + (shape[dim] - before - after,) + (shape[dim + 1:] if dim != -1 else ())
+        return _IndexOp(op, f"F.pad({{}}, {padding}, value={value!r})", stored)
 
     def cast(self, current: Step, dtype: torch.dtype, env: dict[str, torch.Tensor]) -> Step:
         """`current` converted to `dtype`; a float converted to an integer is first made finite and
@@ -789,6 +823,7 @@ FIRST_SEED_WITH_SECOND_LAUNCHES = 19
 FIRST_SEED_WITH_OUTPUTS_OVER_INPUTS = 42
 FIRST_SEED_WITH_VIEWS_IN_REGIONS = 508
 FIRST_SEED_WITH_KEYWORD_OPS = 611
+FIRST_SEED_WITH_INDEX_OPS = 612
 SECOND_LAUNCH = '''
 
 @triton.jit
@@ -1021,6 +1056,9 @@ class _ProgramBuilder:
         # And pointwise code under a transposed operand, from FIRST_SEED_WITH_VIEWS_IN_REGIONS.
         self.views_in_regions = seed >= FIRST_SEED_WITH_VIEWS_IN_REGIONS
         self.views_rng = random.Random(f"fusion-views:{seed}:{index}")
+        # And operands read at other indices (flip, roll, pad), from FIRST_SEED_WITH_INDEX_OPS.
+        self.index_ops = seed >= FIRST_SEED_WITH_INDEX_OPS
+        self.index_rng = random.Random(f"fusion-index:{seed}:{index}")
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1

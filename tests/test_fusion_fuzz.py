@@ -25,6 +25,7 @@ SECOND_LAUNCH_COUNT = 30  # programs with a second launch (about 40 s)
 OVER_INPUT_COUNT = 40     # programs with an output written over the kernel's input (about 50 s)
 VIEWS_IN_REGIONS_COUNT = 25  # programs with pointwise code under a transposed operand (about 30 s)
 KEYWORD_OPS_COUNT = 25       # programs with ops taking keyword-only arguments (about 30 s)
+INDEX_OPS_COUNT = 25         # programs with operands flipped, rolled or padded (about 30 s)
 
 
 def test_fused_programs_compute_eagers_results(tmp_path):
@@ -145,6 +146,20 @@ def test_programs_with_ops_taking_keyword_only_arguments(tmp_path):
     # ... and on CPU some fused region holds addcmul or addcdiv themselves (torch 2.11's inductor
     # decomposes them on a GPU into the multiplies and add the region holds then).
     assert ON_GPU or any("'addc" in line for line in fused_lines), fused_lines[:5]
+
+
+def test_programs_with_operands_read_at_other_indices(tmp_path):
+    """Programs whose regions take an operand flipped, rolled or padded with a value: the
+    fused code meets an operand that is no elementwise view of a buffer (inductor computes it
+    into one, or its index arithmetic joins the region)."""
+    seed = fusion_fuzzer.FIRST_SEED_WITH_INDEX_OPS
+    programs = [p for p in (fusion_fuzzer.generate_program(seed, i) for i in range(100))
+                if "index_op" in p.features][:INDEX_OPS_COUNT]
+    ran, _fused_lines = _checked_with_fused_regions(programs, tmp_path)
+    assert len(ran) >= 0.9 * INDEX_OPS_COUNT
+    # The premise: regions taking such operands fused.
+    assert any(region.argument in r.record.fused for r in ran for region in r.program.regions
+               if any(step.op.startswith("index_") for step in region.steps)), fusion_fuzzer.summarize(ran)
 
 
 def test_programs_are_the_same_whatever_the_batch():
