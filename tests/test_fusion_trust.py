@@ -1532,3 +1532,43 @@ def test_uint32_and_uint64_values_are_not_fused_and_no_pass_fails(dtype, caplog)
         assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
         assert reason in caplog.text
         caplog.clear()
+
+
+@triton.jit
+def double_rows_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    tl.store(out_ptr + row * n_cols + cols, tl.load(x_ptr + row * n_cols + cols, mask=mask) * 2.0, mask=mask)
+
+
+def rows_spanning_2_31_elements(rows, cols):
+    """A (rows, cols) uint8 tensor whose rows lie 2**30 + 64 elements apart, so that an int32
+    offset of its last row wraps around. It starts 2**31 elements into its storage, so a wrapped
+    offset still reads the storage: a wrong value (0), not a crash. About 4 GiB of address space,
+    of which only the rows and the first bytes are written."""
+    stride, start = 2**30 + 64, 2**31
+    storage = torch.empty(start + (rows - 1) * stride + cols, dtype=torch.uint8, device=DEVICE)
+    storage[: cols + 256].zero_()  # where a wrapped offset of the last row points
+    view = storage.as_strided((rows, cols), (stride, 1), start)
+    for row in range(rows):
+        view[row].copy_(torch.arange(cols, dtype=torch.uint8, device=DEVICE) + 50 * row + 1)
+    return view
+
+
+@pytest.mark.parametrize("kind", ["prologue", "epilogue"])
+def test_an_operand_spanning_2_31_elements_is_indexed_in_int64(kind):
+    """The fused code indexes an operand by the kernel's offsets. Where the operand's layout
+    spans 2**31 elements or more, int32 arithmetic would wrap; inductor indexes it in int64, and
+    so must the fused code, whatever the kernel's own offsets are."""
+    def f(x, b):
+        out = torch.empty_like(x)
+        source = x + b if kind == "prologue" else x
+        wrap_triton(double_rows_kernel)[(x.shape[0],)](source, out, x.shape[1], BLOCK=32)
+        return out * b if kind == "epilogue" else out
+
+    b = rows_spanning_2_31_elements(3, 32)
+    x = torch.randn(3, 32, device=DEVICE)
+    check_exact(f, x, b, expect_fused=True)
+    want = (x + b) * 2.0 if kind == "prologue" else x * 2.0 * b
+    torch.testing.assert_close(compiled(f, x, b, fusion=True)[0], want)
