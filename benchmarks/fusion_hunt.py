@@ -3106,10 +3106,11 @@ def kx_pipelined_rowsum(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
 
 @triton.jit
 def kx_modified_loads(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    # cache / eviction modifiers and a volatile load: hints, not semantics
+    # cache / eviction modifiers and a volatile load: hints, not semantics (ptxas refuses
+    # evict_last beside .cg or .ca, and evict_first beside a .cs store: one modifier each)
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
-    a = tl.load(x_ptr + offs, mask=m, other=0.0, cache_modifier=".ca", eviction_policy="evict_last")
+    a = tl.load(x_ptr + offs, mask=m, other=0.0, eviction_policy="evict_last")
     b = tl.load(y_ptr + offs, mask=m, other=0.0, volatile=True)
     tl.store(out_ptr + offs, a * b, mask=m, cache_modifier=".cs")
 
