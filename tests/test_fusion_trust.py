@@ -870,6 +870,25 @@ def test_an_operand_inductor_computes_in_the_using_kernel_is_not_read_from_memor
     assert f"operand mul (float16) is computed by aten.mul.Tensor, which {BOUNDARY_REFUSED}" in caplog.text
 
 
+@pytest.mark.parametrize("value, fuses", [(0.5, True), (0.1, False)])
+def test_a_padded_operand_crosses_the_boundary_where_its_dtype_holds_the_padding(value, fuses, caplog):
+    """`F.pad(a, ..., value=v)` in fp16 holds a's elements and v. Inductor computes it in fp32
+    inside the kernel that uses it: a's elements as memory holds them, v as the Python number.
+    Read from memory, v is rounded to fp16: the same where fp16 holds v (0.5), not where it
+    does not (0.1)."""
+    torch.manual_seed(0)
+    x, a = torch.randn(256, device=DEVICE), torch.randn(56, device=DEVICE).half()
+
+    def f(x, a):  # 200 of the 256 elements are padding
+        padded = torch.nn.functional.pad(a, (100, 100), value=value)
+        return copy(x) + padded, padded * 2
+
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        check_exact(f, x, a, expect_fused=fuses)
+    refused = "operand constant_pad_nd (float16) is computed by aten.constant_pad_nd.default, which " + BOUNDARY_REFUSED
+    assert (refused in caplog.text) != fuses, caplog.text
+
+
 def test_an_operand_split_off_by_a_second_launch_is_not_read_from_memory(caplog):
     """Seed 23 #1662, minimized: `h = copy(x) / 1.5` in fp16, then `where(h > c, h, c)`, c = copy(y).
     With h returned too, the second launch cannot compute h itself, nor take it as an operand

@@ -23,7 +23,7 @@
 #    dtype held as itself (int8, fp32, ...), a conversion to fp16 / bf16 of a dtype they hold
 #    exactly (uint8, int8, bool), fp32 / fp64 that (on a GPU) is not a product;
 #  - or it moves, selects or widens such values (views, flip, a gather or embedding, neg, abs,
-#    maximum, where, ...);
+#    maximum, where, ...), or pads them with a value its dtype holds (F.pad);
 #  - or (an epilogue's result) only consumers that take a buffer use it: the graph's outputs,
 #    launches, extern kernels, a copy into a tensor of its dtype.
 # Anything else is refused, the reason logged: whether inductor keeps a value in registers is its
@@ -113,6 +113,11 @@ def _exact_in_memory(node: torch.fx.Node, target: str) -> bool:
         return True
     if op in _FILLS:  # a constant: inductor holds the Python number, not its value in the dtype
         return isinstance(node.args[1], (bool, int, float)) and _holds(dtype, node.args[1])
+    if op is aten.constant_pad_nd.default:  # the input's elements, or the padding value
+        value = node.args[2] if len(node.args) > 2 else node.kwargs.get("value", 0)
+        source = node.args[0]
+        return (isinstance(value, (bool, int, float)) and _holds(dtype, value) and isinstance(source, torch.fx.Node)
+                and node_value(source).dtype == dtype and _exact_in_memory(source, target))
     if op in _MOVES or op in _SELECTS:
         return all(isinstance(a, torch.fx.Node) and node_value(a).dtype == dtype and _exact_in_memory(a, target)
                    for a in _value_inputs(node))
