@@ -4479,5 +4479,33 @@ def _():
         return copy_op(x) * b.flip(0) + torch.roll(c, 3) - torch.nn.functional.pad(d, (2, 3), value=7.0)
     return f, (T(N, special=True), T(N), T(N), T(N - 5))
 
+
+@triton.jit
+def kx_store_halves_through_two_pointers(x_ptr, out_ptr, also_out_ptr, half, BLOCK: tl.constexpr):
+    # out_ptr and also_out_ptr are one tensor: the first half stored through one, the second
+    # through the other
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < half
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m), mask=m)
+    tl.store(also_out_ptr + half + offs, tl.load(x_ptr + half + offs, mask=m) * 2.0, mask=m)
+
+
+@case("s44_output_passed_twice_stored_through_both")
+def _():
+    def f(x):
+        out = torch.empty_like(x)
+        launch1(W(kx_store_halves_through_two_pointers), x.numel() // 2, x, out, out, x.numel() // 2)
+        return out * 3.0 + 1.0
+    return f, (T(N, special=True),)
+
+
+@case("s44_output_and_its_view_stored_through_both")
+def _():
+    def f(x):
+        out = torch.empty_like(x)
+        launch1(W(kx_store_halves_through_two_pointers), x.numel() // 2, x, out, out.view(2, -1), x.numel() // 2)
+        return torch.exp(out)
+    return f, (T(N, special=True),)
+
 if __name__ == "__main__":
     main()
