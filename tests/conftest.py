@@ -29,6 +29,8 @@ if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
 
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="torch_triton_hop_tests_")
 
+import logging  # noqa: E402
+
 import pytest  # noqa: E402
 
 INTERPRETED = os.environ["TRITON_INTERPRET"] == "1"
@@ -38,6 +40,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a CUDA device with TRITON_INTERPRET unset or 0")
     config.addinivalue_line("markers", "interpreter: runs kernels on CPU tensors under TRITON_INTERPRET=1")
     config.addinivalue_line("markers", "any_device: runs kernels on the GPU, or on CPU under the interpreter")
+    config.addinivalue_line("markers", "fusion_pass_fails: the test makes the fusion pass fail on purpose")
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects by mark
@@ -100,3 +103,28 @@ def triton_scratch_allocator():
 
         triton.set_allocator(lambda size, alignment, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     yield
+
+
+class _FailedFusionPasses(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.reports = []
+
+    def emit(self, record):
+        if "the fusion pass failed" in record.getMessage():
+            self.reports.append(logging.Formatter().format(record))
+
+
+@pytest.fixture(autouse=True)
+def no_failed_fusion_pass(request):
+    """A failure inside the fusion pass leaves the launch unfused and logs a warning: the
+    program's results stay right, so a test comparing them would pass over it. It is a bug all
+    the same: no test may pass with one, unless it makes the pass fail on purpose."""
+    reports, logger = _FailedFusionPasses(), logging.getLogger("torch_triton_hop._fusion")
+    logger.addHandler(reports)
+    try:
+        yield
+    finally:
+        logger.removeHandler(reports)
+    if reports.reports and request.node.get_closest_marker("fusion_pass_fails") is None:
+        pytest.fail("the fusion pass failed (the launch ran unfused):\n" + reports.reports[0][-4000:], pytrace=False)

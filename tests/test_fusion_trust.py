@@ -1591,3 +1591,20 @@ def test_an_operand_spanning_2_31_elements_is_indexed_in_int64(kind):
     check_exact(f, x, b, expect_fused=True)
     want = (x + b) * 2.0 if kind == "prologue" else x * 2.0 * b
     torch.testing.assert_close(compiled(f, x, b, fusion=True)[0], want)
+
+
+@pytest.mark.parametrize("epilogue", [
+    lambda out, b: out[:, None] * b[None, :],  # an outer product: each element stored once, used 7 times
+    lambda out, b: out + b[:, None],  # broadcast to (7, 256) against a column
+], ids=["outer_product", "broadcast_to_more_rows"])
+def test_an_epilogue_whose_result_is_larger_than_the_output_is_not_fused(epilogue, caplog):
+    """A fused epilogue computes one result element per element the kernel stores: a result of
+    another shape (here 7 for each) cannot be computed at the stores (found by mutating the
+    refusal away: the fused result had the output's shape)."""
+    def f(x, b):
+        return epilogue(copy(x), b)
+
+    x, b = torch.randn(256, device=DEVICE), torch.randn(7, device=DEVICE)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(f, x, b, expect_fused=False)
+    assert "has another shape or layout than the written tensor" in caplog.text, caplog.text
