@@ -757,6 +757,38 @@ def test_bfloat16_arithmetic_rounded_to_float16_is_found_when_planning_for_a_gpu
     assert fused_launches(code) and MIXED_HALF not in caplog.text, caplog.text
 
 
+def test_an_epilogue_rounding_bfloat16_arithmetic_to_float16_is_not_fused_on_a_gpu(plan_for_a_gpu, caplog):
+    """The kernel (float16 only) has no such rounding; an epilogue that adds one would leave
+    LLVM's choice to the code around it, in the fused kernel and in inductor's own alike, so
+    the fused kernel is refused; planned as for a GPU here, and on a GPU itself."""
+    def f(x, w):
+        out = torch.empty_like(x)
+        wrap_triton(plus_one_kernel)[(2,)](x, out, x.numel(), BLOCK=64)
+        return (out.float() * w.float()).half()
+
+    x = torch.full((100,), float("inf"), device=DEVICE, dtype=torch.float16)
+    x[::3] = 2.0
+    w = torch.full((100,), 1e-30, device=DEVICE).to(torch.bfloat16)  # 0 in float16
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        check_exact(f, x, w, expect_fused=False)
+    assert "its pointwise code " + MIXED_HALF in caplog.text, caplog.text
+
+
+@pytest.mark.gpu
+def test_a_cpu_scalar_operand_is_not_fused_into_a_gpu_kernel(caplog):
+    """A 0-d CPU tensor may take part in CUDA arithmetic (inductor passes it as a host
+    scalar); the fused kernel reads its operands through pointers on the launch's device."""
+    def f(x, scale):
+        out = torch.empty_like(x)
+        wrap_triton(plus_one_kernel)[(2,)](x, out, x.numel(), BLOCK=64)
+        return out * scale
+
+    x = torch.randn(100, device=DEVICE)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        check_exact(f, x, torch.tensor(3.0), expect_fused=False)
+    assert "is on cpu" in caplog.text, caplog.text
+
+
 def test_wrapped_integers_are_not_divided_on_a_gpu(plan_for_a_gpu, caplog):
     """Fuzzer seed 16 #733: relu(x) ** 2 / relu(x) of a uint8 x. Eager wraps the square (255 ** 2
     is 1), inductor's Triton code does not (65025); a fused epilogue wraps as eager does, so on
