@@ -10,6 +10,9 @@ the program that shows it (the hunt, `benchmarks/fusion_hunt.py`, is a good plac
     python benchmarks/refusal_mutants.py _fusion_candidates.py,_fusion.py results.jsonl
     SLOTS=2 python benchmarks/refusal_mutants.py _fusion.py results.jsonl   # two mutants at a time
 
+A site already in the results file (same module and line) is not run again, so an interrupted
+run goes on where it stopped; a new results file runs every site.
+
 A killed mutant takes 20 s to 4 min, a surviving one the whole kill set (about 5 min on one core).
 """
 
@@ -77,7 +80,10 @@ def run_mutant(work: str, module: str, site: tuple[int, int, int]) -> dict:
 def main() -> None:
     modules, out = sys.argv[1].split(","), sys.argv[2]
     slots = int(os.environ.get("SLOTS", "1"))
-    jobs = [(module, site) for module in modules for site in refusal_sites(module)]
+    done = set()
+    if os.path.exists(out):
+        done = {(record["module"], record["line"]) for record in map(json.loads, filter(str.strip, open(out)))}
+    jobs = [(module, site) for module in modules for site in refusal_sites(module) if (module, site[0]) not in done]
     print(f"{len(jobs)} mutants", flush=True)
     scratch = tempfile.mkdtemp(prefix="refusal_mutants_")
     free, lock = [os.path.join(scratch, str(i)) for i in range(slots)], threading.Lock()
