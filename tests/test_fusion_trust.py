@@ -757,6 +757,26 @@ def test_bfloat16_arithmetic_rounded_to_float16_is_found_when_planning_for_a_gpu
     assert fused_launches(code) and MIXED_HALF not in caplog.text, caplog.text
 
 
+def test_random_numbers_drawn_after_the_launch_are_not_drawn_before_it(caplog):
+    """Under fallback_random, compiled code draws what eager draws, in eager's order. Fusing
+    `out + rand_like(x)` would draw the operand before the launch, and so before randperm."""
+    def f(x):
+        out = torch.empty_like(x)
+        wrap_triton(plus_one_kernel)[(2,)](x, out, x.numel(), BLOCK=64)
+        perm = torch.randperm(x.numel(), device=x.device)
+        return out + torch.rand_like(x), perm
+
+    x = torch.randn(100, device=DEVICE)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(
+            fallback_random=True, fx_graph_cache=False):
+        torch.manual_seed(0)
+        eager = f(x)
+        torch.manual_seed(0)
+        result, code = compiled(f, x, fusion=True)
+    assert all(same_bits(r, e) for r, e in zip(result, eager))
+    assert not fused_launches(code) and "computed after the launch by rand_like" in caplog.text, caplog.text
+
+
 def test_an_epilogue_rounding_bfloat16_arithmetic_to_float16_is_not_fused_on_a_gpu(plan_for_a_gpu, caplog):
     """The kernel (float16 only) has no such rounding; an epilogue that adds one would leave
     LLVM's choice to the code around it, in the fused kernel and in inductor's own alike, so
