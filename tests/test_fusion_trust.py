@@ -757,6 +757,28 @@ def test_bfloat16_arithmetic_rounded_to_float16_is_found_when_planning_for_a_gpu
     assert fused_launches(code) and MIXED_HALF not in caplog.text, caplog.text
 
 
+@triton.jit
+def descriptor_double_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    x_desc = tl.make_tensor_descriptor(x_ptr, shape=[n], strides=[1], block_shape=[BLOCK])
+    out_desc = tl.make_tensor_descriptor(out_ptr, shape=[n], strides=[1], block_shape=[BLOCK])
+    out_desc.store([tl.program_id(0) * BLOCK], x_desc.load([tl.program_id(0) * BLOCK]) * 2)
+
+
+def test_arguments_read_and_written_through_device_side_tensor_descriptors_are_not_fused(caplog):
+    """A descriptor's loads and stores cover whole blocks, bounded by the descriptor's shape,
+    not by masks the fused code could apply its prologue and epilogue under."""
+    def f(x):
+        out = torch.empty_like(x)
+        wrap_triton(descriptor_double_kernel)[(triton.cdiv(x.numel(), 64),)](x * 3.0 + 1.0, out, x.numel(), BLOCK=64)
+        return out.relu()
+
+    x = torch.randn(100, device=DEVICE)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        check_exact(f, x, expect_fused=False)
+    assert "reads it with ['tt.descriptor_load']" in caplog.text, caplog.text
+    assert "writes it with ['tt.descriptor_store']" in caplog.text, caplog.text
+
+
 def test_random_numbers_drawn_after_the_launch_are_not_drawn_before_it(caplog):
     """Under fallback_random, compiled code draws what eager draws, in eager's order. Fusing
     `out + rand_like(x)` would draw the operand before the launch, and so before randperm."""
