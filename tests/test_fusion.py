@@ -407,6 +407,21 @@ def test_a_prologue_behind_a_view_whose_size_the_graph_cannot_rebuild_is_not_fus
         refused(f, x, y, torch.tensor(5, device=DEVICE), reason="is not an input of the graph")
 
 
+def test_a_prologue_behind_a_view_whose_size_is_a_power_of_a_size_is_not_fused():
+    """A square input under dynamic shapes: `hv.shape[0]` is s**2, which the graph's size
+    arithmetic (products, sums, floor divisions) does not rebuild; the compile goes on unfused
+    (without the refusal it was an InductorError)."""
+    def f(x, y):
+        hv = (x * 2.0).view(-1)
+        out = torch.empty_like(hv)
+        wrap_triton(F.add_kernel)[(triton.cdiv(hv.shape[0], 16),)](hv, y[:hv.shape[0]], out, hv.shape[0], BLOCK=16)
+        return out
+
+    x, y = torch.randn(9, 9, device=DEVICE), torch.randn(128, device=DEVICE)
+    with torch._dynamo.config.patch(assume_static_by_default=False):
+        refused(f, x, y, reason="is not a product, sum or floor division of inputs")
+
+
 def test_a_prologue_loaded_in_a_loop_is_fused_only_when_it_reads_no_more_bytes_or_each_element_once():
     x = torch.randn(6, 40, device=DEVICE)
 
