@@ -605,6 +605,20 @@ def test_a_value_seen_through_two_views_at_once_is_read_from_memory():
     assert len(fused_launches(code)) == 1 and len(pointwise_kernels(code)) == 1
 
 
+def test_an_operand_read_above_and_below_a_view_stops_the_region_at_the_view():
+    """`(x * w).t() + w`: the multiply needs w at the transposed element, the add at the lane's
+    own; one read of w cannot serve both, so the product is computed by inductor and the add
+    fused."""
+    x, w = torch.randn(12, 12, device=DEVICE), torch.randn(12, 12, device=DEVICE)
+
+    def f(x, w):
+        return rows(((x * w).t() + w).contiguous())
+
+    out, code = compiled(f, x, w)
+    torch.testing.assert_close(out, f(x, w), rtol=0, atol=0)
+    assert len(fused_launches(code)) == 1 and len(pointwise_kernels(code)) == 1
+
+
 def test_a_view_of_part_of_a_tensor_is_not_looked_through():
     """A slice of the prologue's result starts elsewhere and leaves elements out: the kernel's
     memory offsets no longer name the result's elements."""
