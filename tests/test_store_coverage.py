@@ -305,6 +305,28 @@ def symbolic_rows_kernel(x_ptr, out_ptr, n_rows, n_cols, stride, ROWS: tl.conste
         tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
 
 
+@triton.jit
+def first_rows_while_kernel(x_ptr, out_ptr, n_cols, stride, FIRST: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    i = row
+    while i < FIRST:  # programs FIRST and after store nothing; program 0 stores its row
+        offs = row * stride + cols
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=cols < n_cols) * 2.0, mask=cols < n_cols)
+        i += FIRST
+
+
+@triton.jit
+def row_blocks_while_kernel(x_ptr, out_ptr, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    i = 0
+    while i < 4:  # program 0 stores its row's 4 blocks; program p, every (p+1)-th one
+        offs = row * stride + i * BLOCK + cols
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2.0)
+        i += 1 + row
+
+
 def _grid_1d(kind, n, block):
     return {"cdiv": triton.cdiv(n, block), "short": triton.cdiv(n, block) - 1, "floor": n // block}[kind]
 
@@ -322,6 +344,10 @@ def _launch(kernel_kind, x, out):
     elif kernel_kind == "rows_masked_on_the_row":
         wrap_triton(symbolic_rows_kernel)[(triton.cdiv(x.shape[0], 2),)](x, out, x.shape[0], x.shape[1], x.stride(0),
                                                                          ROWS=2, MASK_ROWS=True, BLOCK=32)
+    elif kernel_kind == "row_blocks_stepped_by_the_row":
+        wrap_triton(row_blocks_while_kernel)[(x.shape[0],)](x, out, x.stride(0), BLOCK=8)
+    elif kernel_kind == "rows_in_a_while_loop_on_the_row":
+        wrap_triton(first_rows_while_kernel)[(x.shape[0],)](x, out, x.shape[1], x.stride(0), FIRST=4, BLOCK=32)
 
 
 # (kernel, dynamic dims, shape per size, fuses): under dynamic shapes the proof holds for every
@@ -334,6 +360,8 @@ SYMBOLIC_CASES = {
     "two_rows_per_program": ([0], lambda s: (s, 2, 24), True),
     "rows_of_symbolic_width": ([1], lambda s: (5, s), False),  # BLOCK 32 may be narrower than a row
     "rows_masked_on_the_row": ([0], lambda s: (s, 24), False),  # the program id in a mask
+    "rows_in_a_while_loop_on_the_row": ([0], lambda s: (s, 24), False),  # rows 4 and after unwritten
+    "row_blocks_stepped_by_the_row": ([0], lambda s: (s, 32), False),  # a while loop's step: the row
 }
 
 
