@@ -30,6 +30,11 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KILL_SET = ["tests/test_fusion_trust.py", "tests/test_fusion.py", "tests/test_stored_prologue.py",
             "tests/test_output_over_input.py"]
+# The store-coverage proofs' own tests, for the modules that refuse proofs (NoProof is no
+# fusion where the kernel may leave elements unwritten).
+COVERAGE_TESTS = ["tests/test_store_coverage.py", "tests/test_symbolic_row_loops.py",
+                  "tests/test_symbolic_proof_fuzz.py", "tests/test_store_proof_fuzz.py"]
+COVERAGE_MODULES = {"_symbolic_coverage.py", "_store_coverage.py", "_row_coverage.py", "_symbolic_row_loops.py"}
 # A test that needs the inductor cache this run disables per mutant (a fresh cache each).
 DESELECTED = ["tests/test_fusion.py::test_a_cached_fused_program_runs_in_a_new_process"]
 REFUSALS = {"Refused", "NotFusible", "_CompiledDifferently", "ViewsRefused"}
@@ -64,7 +69,8 @@ def run_mutant(work: str, module: str, site: tuple[int, int, int]) -> dict:
     open(path, "w").write("\n".join(lines))
     env = dict(os.environ, PYTHONPATH=work, TORCHINDUCTOR_CACHE_DIR=os.path.join(work, "inductor_cache"),
                TRITON_CACHE_DIR=os.path.join(work, "triton_cache"))
-    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *KILL_SET,
+    tests = KILL_SET + (COVERAGE_TESTS if module in COVERAGE_MODULES else [])
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests,
                *(arg for test in DESELECTED for arg in ("--deselect", test))]
     start = time.time()
     try:  # run from the copy: `python -m` puts the working directory first on sys.path
