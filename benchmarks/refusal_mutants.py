@@ -60,8 +60,9 @@ def refusal_sites(module: str) -> list[tuple[int, int, int]]:
 def run_mutant(work: str, module: str, site: tuple[int, int, int]) -> dict:
     first, last, column = site
     shutil.rmtree(work, ignore_errors=True)
-    for folder in ("torch_triton_hop", "tests"):
-        shutil.copytree(os.path.join(ROOT, folder), os.path.join(work, folder))
+    for folder in ("torch_triton_hop", "tests", "benchmarks"):  # the proof fuzz tests import benchmarks/
+        shutil.copytree(os.path.join(ROOT, folder), os.path.join(work, folder),
+                        ignore=shutil.ignore_patterns("results", "__pycache__"))
     path = os.path.join(work, "torch_triton_hop", module)
     lines = open(path).read().split("\n")
     statement = " ".join(line.strip() for line in lines[first - 1:last])
