@@ -70,7 +70,7 @@ def run_mutant(work: str, module: str, site: tuple[int, int, int]) -> dict:
     open(path, "w").write("\n".join(lines))
     env = dict(os.environ, PYTHONPATH=work, TORCHINDUCTOR_CACHE_DIR=os.path.join(work, "inductor_cache"),
                TRITON_CACHE_DIR=os.path.join(work, "triton_cache"))
-    tests = KILL_SET + (COVERAGE_TESTS if module in COVERAGE_MODULES else [])
+    tests = (COVERAGE_TESTS if module in COVERAGE_MODULES else []) + KILL_SET  # the likelier killers first
     command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests,
                *(arg for test in DESELECTED for arg in ("--deselect", test))]
     start = time.time()
