@@ -779,6 +779,28 @@ def test_arguments_read_and_written_through_device_side_tensor_descriptors_are_n
     assert "writes it with ['tt.descriptor_store']" in caplog.text, caplog.text
 
 
+@triton.jit
+def swap_kernel(a_ptr, b_ptr, n, BLOCK: tl.constexpr):
+    a_ptr, b_ptr = b_ptr, a_ptr  # from here a_ptr holds b's argument, b_ptr a's
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(b_ptr + offs, tl.load(a_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def test_a_kernel_that_swaps_its_pointer_arguments_is_not_fused(caplog):
+    """The fusion follows each argument's pointer by name; after a swap the names hold the other
+    argument's pointer, so neither the prologue (loaded through a_ptr) nor the epilogue (stored
+    through b_ptr) may be rewritten by name."""
+    def f(x):
+        out = torch.empty_like(x)
+        wrap_triton(swap_kernel)[(2,)](out, x * 3.0 + 1.0, x.numel(), BLOCK=64)
+        return out.relu()
+
+    x = torch.randn(100, device=DEVICE)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        check_exact(f, x, expect_fused=False)
+    assert "a_ptr is assigned by unpacking" in caplog.text, caplog.text
+
+
 def test_random_numbers_drawn_after_the_launch_are_not_drawn_before_it(caplog):
     """Under fallback_random, compiled code draws what eager draws, in eager's order. Fusing
     `out + rand_like(x)` would draw the operand before the launch, and so before randperm."""
