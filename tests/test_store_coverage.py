@@ -327,6 +327,15 @@ def row_blocks_while_kernel(x_ptr, out_ptr, stride, BLOCK: tl.constexpr):
         i += 1 + row
 
 
+@triton.jit
+def row_blocks_from_the_row_kernel(x_ptr, out_ptr, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    for i in range(row, 4):  # program 0 stores its row's 4 blocks; program p, the last 4 - p
+        offs = row * stride + i * BLOCK + cols
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2.0)
+
+
 def _grid_1d(kind, n, block):
     return {"cdiv": triton.cdiv(n, block), "short": triton.cdiv(n, block) - 1, "floor": n // block}[kind]
 
@@ -346,6 +355,8 @@ def _launch(kernel_kind, x, out):
                                                                          ROWS=2, MASK_ROWS=True, BLOCK=32)
     elif kernel_kind == "row_blocks_stepped_by_the_row":
         wrap_triton(row_blocks_while_kernel)[(x.shape[0],)](x, out, x.stride(0), BLOCK=8)
+    elif kernel_kind == "row_blocks_from_the_row":
+        wrap_triton(row_blocks_from_the_row_kernel)[(x.shape[0],)](x, out, x.stride(0), BLOCK=8)
     elif kernel_kind == "rows_in_a_while_loop_on_the_row":
         wrap_triton(first_rows_while_kernel)[(x.shape[0],)](x, out, x.shape[1], x.stride(0), FIRST=4, BLOCK=32)
 
@@ -362,6 +373,7 @@ SYMBOLIC_CASES = {
     "rows_masked_on_the_row": ([0], lambda s: (s, 24), False),  # the program id in a mask
     "rows_in_a_while_loop_on_the_row": ([0], lambda s: (s, 24), False),  # rows 4 and after unwritten
     "row_blocks_stepped_by_the_row": ([0], lambda s: (s, 32), False),  # a while loop's step: the row
+    "row_blocks_from_the_row": ([0], lambda s: (s, 32), False),  # a for loop's bounds: the row
 }
 
 
