@@ -336,6 +336,15 @@ def row_blocks_from_the_row_kernel(x_ptr, out_ptr, stride, BLOCK: tl.constexpr):
         tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2.0)
 
 
+@triton.jit
+def first_rows_if_kernel(x_ptr, out_ptr, n_cols, stride, FIRST: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    if row < FIRST:  # programs FIRST and after store nothing
+        offs = row * stride + cols
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=cols < n_cols) * 2.0, mask=cols < n_cols)
+
+
 def _grid_1d(kind, n, block):
     return {"cdiv": triton.cdiv(n, block), "short": triton.cdiv(n, block) - 1, "floor": n // block}[kind]
 
@@ -357,6 +366,8 @@ def _launch(kernel_kind, x, out):
         wrap_triton(row_blocks_while_kernel)[(x.shape[0],)](x, out, x.stride(0), BLOCK=8)
     elif kernel_kind == "row_blocks_from_the_row":
         wrap_triton(row_blocks_from_the_row_kernel)[(x.shape[0],)](x, out, x.stride(0), BLOCK=8)
+    elif kernel_kind == "rows_under_a_condition_on_the_row":
+        wrap_triton(first_rows_if_kernel)[(x.shape[0],)](x, out, x.shape[1], x.stride(0), FIRST=4, BLOCK=32)
     elif kernel_kind == "rows_in_a_while_loop_on_the_row":
         wrap_triton(first_rows_while_kernel)[(x.shape[0],)](x, out, x.shape[1], x.stride(0), FIRST=4, BLOCK=32)
 
@@ -371,6 +382,7 @@ SYMBOLIC_CASES = {
     "two_rows_per_program": ([0], lambda s: (s, 2, 24), True),
     "rows_of_symbolic_width": ([1], lambda s: (5, s), False),  # BLOCK 32 may be narrower than a row
     "rows_masked_on_the_row": ([0], lambda s: (s, 24), False),  # the program id in a mask
+    "rows_under_a_condition_on_the_row": ([0], lambda s: (s, 24), False),  # rows 4 and after unwritten
     "rows_in_a_while_loop_on_the_row": ([0], lambda s: (s, 24), False),  # rows 4 and after unwritten
     "row_blocks_stepped_by_the_row": ([0], lambda s: (s, 32), False),  # a while loop's step: the row
     "row_blocks_from_the_row": ([0], lambda s: (s, 32), False),  # a for loop's bounds: the row
