@@ -345,6 +345,14 @@ def first_rows_if_kernel(x_ptr, out_ptr, n_cols, stride, FIRST: tl.constexpr, BL
         tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=cols < n_cols) * 2.0, mask=cols < n_cols)
 
 
+@triton.jit
+def rows_in_int16_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int16)
+    cols = tl.arange(0, BLOCK)
+    offs = (row * 24).to(tl.int32) + cols  # 16-bit row offsets: past row 1365 they wrap
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=cols < n_cols) * 2.0, mask=cols < n_cols)
+
+
 def _grid_1d(kind, n, block):
     return {"cdiv": triton.cdiv(n, block), "short": triton.cdiv(n, block) - 1, "floor": n // block}[kind]
 
@@ -368,6 +376,8 @@ def _launch(kernel_kind, x, out):
         wrap_triton(row_blocks_from_the_row_kernel)[(x.shape[0],)](x, out, x.stride(0), BLOCK=8)
     elif kernel_kind == "rows_under_a_condition_on_the_row":
         wrap_triton(first_rows_if_kernel)[(x.shape[0],)](x, out, x.shape[1], x.stride(0), FIRST=4, BLOCK=32)
+    elif kernel_kind == "rows_in_int16":
+        wrap_triton(rows_in_int16_kernel)[(x.shape[0],)](x, out, x.shape[1], BLOCK=32)
     elif kernel_kind == "rows_in_a_while_loop_on_the_row":
         wrap_triton(first_rows_while_kernel)[(x.shape[0],)](x, out, x.shape[1], x.stride(0), FIRST=4, BLOCK=32)
 
@@ -384,6 +394,7 @@ SYMBOLIC_CASES = {
     "rows_masked_on_the_row": ([0], lambda s: (s, 24), False),  # the program id in a mask
     "rows_under_a_condition_on_the_row": ([0], lambda s: (s, 24), False),  # rows 4 and after unwritten
     "rows_in_a_while_loop_on_the_row": ([0], lambda s: (s, 24), False),  # rows 4 and after unwritten
+    "rows_in_int16": ([0], lambda s: (s, 24), False),  # right up to 1365 rows, not for every size
     "row_blocks_stepped_by_the_row": ([0], lambda s: (s, 32), False),  # a while loop's step: the row
     "row_blocks_from_the_row": ([0], lambda s: (s, 32), False),  # a for loop's bounds: the row
 }
