@@ -328,15 +328,6 @@ def row_blocks_while_kernel(x_ptr, out_ptr, stride, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def row_blocks_from_the_row_kernel(x_ptr, out_ptr, stride, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    for i in range(row, 4):  # program 0 stores its row's 4 blocks; program p, the last 4 - p
-        offs = row * stride + i * BLOCK + cols
-        tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2.0)
-
-
-@triton.jit
 def first_rows_if_kernel(x_ptr, out_ptr, n_cols, stride, FIRST: tl.constexpr, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
@@ -372,8 +363,6 @@ def _launch(kernel_kind, x, out):
                                                                          ROWS=2, MASK_ROWS=True, BLOCK=32)
     elif kernel_kind == "row_blocks_stepped_by_the_row":
         wrap_triton(row_blocks_while_kernel)[(x.shape[0],)](x, out, x.stride(0), BLOCK=8)
-    elif kernel_kind == "row_blocks_from_the_row":
-        wrap_triton(row_blocks_from_the_row_kernel)[(x.shape[0],)](x, out, x.stride(0), BLOCK=8)
     elif kernel_kind == "rows_under_a_condition_on_the_row":
         wrap_triton(first_rows_if_kernel)[(x.shape[0],)](x, out, x.shape[1], x.stride(0), FIRST=4, BLOCK=32)
     elif kernel_kind == "rows_in_int16":
@@ -396,7 +385,6 @@ SYMBOLIC_CASES = {
     "rows_in_a_while_loop_on_the_row": ([0], lambda s: (s, 24), False),  # rows 4 and after unwritten
     "rows_in_int16": ([0], lambda s: (s, 24), False),  # right up to 1365 rows, not for every size
     "row_blocks_stepped_by_the_row": ([0], lambda s: (s, 32), False),  # a while loop's step: the row
-    "row_blocks_from_the_row": ([0], lambda s: (s, 32), False),  # a for loop's bounds: the row
 }
 
 
