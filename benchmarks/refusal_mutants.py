@@ -80,7 +80,9 @@ def run_mutant(work: str, module: str, site: tuple[int, int, int]) -> dict:
     except subprocess.TimeoutExpired:
         status, output = "timeout", ""
     failed = [line for line in output.splitlines() if line.startswith(("FAILED", "ERROR"))]
-    return dict(module=module, line=first, statement=statement[:200], killed=status not in (0, "timeout"),
+    # Killed only where a test failed (pytest's exit 1): a collection error (2) or a timeout is
+    # no verdict on the mutant (a first run counted tests that could not import as kills).
+    return dict(module=module, line=first, statement=statement[:200], killed=status == 1,
                 status=status, killed_by=failed[:1], seconds=round(time.time() - start))
 
 
