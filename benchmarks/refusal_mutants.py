@@ -1,8 +1,8 @@
 """Which of the fusion's refusals a test depends on: mutation testing, one refusal at a time.
 
-Each `raise Refused(...)`, `raise NotFusible(...)` (and the like) and `self._refuse(...)` of the
-named modules is replaced by `pass` in a copy of the package, and the fusion tests run on the
-copy with `-x`. A refusal whose removal no test notices ("survived") is either redundant (a
+Each `raise Refused(...)`, `raise NotFusible(...)`, `raise NoProof(...)` (and the like) and
+`self._refuse(...)` of the named modules is replaced by `pass` in a copy of the package, and the
+fusion tests run on the copy with `-x`. A refusal whose removal no test notices ("survived") is either redundant (a
 later check refuses the same programs, or the planning then fails and the launch runs
 unfused), needs a GPU to matter (the tests here run on CPU), or is a gap in the tests: write
 the program that shows it (the hunt, `benchmarks/fusion_hunt.py`, is a good place to look).
@@ -34,10 +34,13 @@ KILL_SET = ["tests/test_fusion_trust.py", "tests/test_fusion.py", "tests/test_st
 # fusion where the kernel may leave elements unwritten).
 COVERAGE_TESTS = ["tests/test_store_coverage.py", "tests/test_symbolic_row_loops.py",
                   "tests/test_symbolic_proof_fuzz.py", "tests/test_store_proof_fuzz.py"]
-COVERAGE_MODULES = {"_symbolic_coverage.py", "_store_coverage.py", "_row_coverage.py", "_symbolic_row_loops.py"}
+COVERAGE_MODULES = {"_symbolic_coverage.py", "_store_coverage.py", "_row_coverage.py", "_symbolic_row_loops.py",
+                    "_index_values.py"}
 # A test that needs the inductor cache this run disables per mutant (a fresh cache each).
 DESELECTED = ["tests/test_fusion.py::test_a_cached_fused_program_runs_in_a_new_process"]
-REFUSALS = {"Refused", "NotFusible", "_CompiledDifferently", "ViewsRefused"}
+# NoProof: a store-coverage proof that does not hold (no fusion where the kernel may leave
+# elements of a fused output unwritten).
+REFUSALS = {"Refused", "NotFusible", "_CompiledDifferently", "ViewsRefused", "NoProof"}
 
 
 def refusal_sites(module: str) -> list[tuple[int, int, int]]:
