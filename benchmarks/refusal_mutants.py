@@ -2,10 +2,10 @@
 
 Each `raise Refused(...)`, `raise NotFusible(...)`, `raise NoProof(...)` (and the like) and
 `self._refuse(...)` of the named modules is replaced by `pass` in a copy of the package, and the
-fusion tests run on the copy with `-x`. A refusal whose removal no test notices ("survived") is either redundant (a
-later check refuses the same programs, or the planning then fails and the launch runs
-unfused), needs a GPU to matter (the tests here run on CPU), or is a gap in the tests: write
-the program that shows it (the hunt, `benchmarks/fusion_hunt.py`, is a good place to look).
+fusion tests run on the copy with `-x`. A refusal whose removal no test notices ("survived") is
+either redundant (a later check refuses the same programs, or the planning then fails and the
+launch runs unfused), needs a GPU to matter (the tests here run on CPU), or is a gap in the tests:
+write the program that shows it (the hunt, `benchmarks/fusion_hunt.py`, is a good place to look).
 
     python benchmarks/refusal_mutants.py _fusion_candidates.py,_fusion.py results.jsonl
     SLOTS=2 python benchmarks/refusal_mutants.py _fusion.py results.jsonl   # two mutants at a time
