@@ -11,7 +11,8 @@ write the program that shows it (the hunt, `benchmarks/fusion_hunt.py`, is a goo
     SLOTS=2 python benchmarks/refusal_mutants.py _fusion.py results.jsonl   # two mutants at a time
 
 A site already in the results file (same module and line) is not run again, so an interrupted
-run goes on where it stopped; a new results file runs every site.
+run goes on where it stopped; a new results file runs every site but those in the files that
+`DONE=earlier.jsonl,...` names (an earlier session's results).
 
 A killed mutant takes 20 s to 4 min, a surviving one the whole kill set (about 5 min on one core).
 """
@@ -93,8 +94,9 @@ def main() -> None:
     modules, out = sys.argv[1].split(","), sys.argv[2]
     slots = int(os.environ.get("SLOTS", "1"))
     done = set()
-    if os.path.exists(out):
-        done = {(record["module"], record["line"]) for record in map(json.loads, filter(str.strip, open(out)))}
+    for results in [out, *filter(None, os.environ.get("DONE", "").split(","))]:
+        if os.path.exists(results):
+            done |= {(record["module"], record["line"]) for record in map(json.loads, filter(str.strip, open(results)))}
     jobs = [(module, site) for module in modules for site in refusal_sites(module) if (module, site[0]) not in done]
     print(f"{len(jobs)} mutants", flush=True)
     scratch = tempfile.mkdtemp(prefix="refusal_mutants_")
