@@ -801,6 +801,30 @@ def test_a_kernel_that_swaps_its_pointer_arguments_is_not_fused(caplog):
     assert "a_ptr is assigned by unpacking" in caplog.text, caplog.text
 
 
+@triton.jit
+def reserved_name_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    p = x_ptr + offs
+    _tth_off_p = (offs + 1) % n  # the kernel's own variable, named as the fusion names p's offsets
+    y = tl.load(p, mask=offs < n) + tl.load(x_ptr + _tth_off_p, mask=offs < n)
+    tl.store(out_ptr + offs, y, mask=offs < n)
+
+
+def test_a_kernel_that_uses_the_fusions_reserved_names_is_not_fused(caplog):
+    """The rewritten kernel holds each pointer's element offsets in `_tth_off_<name>`; a kernel
+    with a variable of that name would have it overwritten (or overwrite the offsets), and its
+    prologue would load other elements than the kernel's."""
+    def f(x):
+        out = torch.empty_like(x)
+        wrap_triton(reserved_name_kernel)[(2,)](x * 3.0 + 1.0, out, x.numel(), BLOCK=64)
+        return out.relu()
+
+    x = torch.randn(100, device=DEVICE)
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        check_exact(f, x, expect_fused=False)
+    assert "the kernel already uses the names ['_tth_off_p'], which the fusion reserves" in caplog.text, caplog.text
+
+
 def test_random_numbers_drawn_after_the_launch_are_not_drawn_before_it(caplog):
     """Under fallback_random, compiled code draws what eager draws, in eager's order. Fusing
     `out + rand_like(x)` would draw the operand before the launch, and so before randperm."""
