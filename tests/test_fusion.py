@@ -606,13 +606,14 @@ def test_a_value_seen_through_two_views_at_once_is_read_from_memory():
 
 
 def test_an_operand_read_above_and_below_a_view_stops_the_region_at_the_view():
-    """`(x * w).t() + w`: the multiply needs w at the transposed element, the add at the lane's
-    own; one read of w cannot serve both, so the product is computed by inductor and the add
-    fused."""
+    """`(x - w).t() + w`: the subtraction needs w at the transposed element, the add at the
+    lane's own; one read of w cannot serve both, so the difference is computed by inductor and
+    the add fused. (Not a product: on a GPU an operand that is a product is not fused, as
+    inductor's kernel may contract it into an FMA.)"""
     x, w = torch.randn(12, 12, device=DEVICE), torch.randn(12, 12, device=DEVICE)
 
     def f(x, w):
-        return rows(((x * w).t() + w).contiguous())
+        return rows(((x - w).t() + w).contiguous())
 
     out, code = compiled(f, x, w)
     torch.testing.assert_close(out, f(x, w), rtol=0, atol=0)
