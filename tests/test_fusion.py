@@ -287,11 +287,10 @@ def test_an_epilogue_computes_the_operands_nothing_else_uses(data):
     assert torch.equal(out, unfused if ON_GPU else f(x, y, r, b))
 
 
-@pytest.mark.gpu
-def test_two_products_added_are_not_fused_on_a_gpu(data):
+def test_two_products_added_are_not_fused_on_a_gpu(data, plan_for_a_gpu):
     """`out * w + r * 0.5` on a GPU: LLVM contracts one of the two products into an FMA, and
     which one depends on the kernel around them (inductor's own contracted `out * w`, the user's
-    kernel `r * 0.5`): see [Note: Two products added]."""
+    kernel `r * 0.5`): see [Note: Two products added]. On CPU, planned as for a GPU."""
     x, y, r, b = data
     refused(lambda x, y, r, b: add(x, y) * b + r * 0.5, x, y, r, b, reason="of two products")
 
