@@ -193,6 +193,18 @@ def test_bf16_epilogue_equals_eager_on_every_device(caplog):
         assert "by truncation" in caplog.text
 
 
+@pytest.mark.parametrize("dtype", [torch.float8_e5m2, torch.float8_e4m3fn])
+def test_a_float8_operand_with_nan_and_inf_equals_eager_on_every_device(dtype, caplog):
+    """triton's interpreter converts float8 to fp32 with NaN and inf wrong: fused on a GPU only."""
+    x = adversarial_values(4096, dtype)
+
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
+        check_exact(lambda x: copy(x.float() * 2), x, expect_fused=ON_GPU)
+    if not ON_GPU:
+        assert f"an operand is {dtype}, which triton's interpreter converts to fp32 with NaN and inf wrong" \
+            in caplog.text, caplog.text
+
+
 def test_prologue_with_exact_ops_fuses_on_every_device():
     x = adversarial_values(4096)
 
