@@ -523,6 +523,21 @@ def test_pointwise_code_beyond_a_reshaping_view_is_fused(dynamic):
     torch.testing.assert_close(fn(*other), f(*other), rtol=0, atol=0)  # no size baked into the fused code
 
 
+def test_a_broadcast_operand_of_a_transposed_prologue_of_symbolic_size_is_not_fused():
+    """`x.t() + c` keeps x's transposed layout; a broadcast operand's index in it needs the
+    layout's strides, which are symbolic under dynamic=True: refused, with the reason, and
+    without the fusion pass failing (the fixture would report that)."""
+    x, c, y = torch.randn(8, 12, device=DEVICE), torch.randn(8, device=DEVICE), torch.randn(12, 8, device=DEVICE)
+
+    def f(x, c, y):
+        return add(x.t() + c, y)
+
+    out, code, log = compiled_with_log(f, x, c, y, dynamic=True)
+    torch.testing.assert_close(out, f(x, c, y), **EXACT_ON_CPU)
+    assert fused_launches(code) == [], code
+    assert "a stride of the fused tensor is symbolic" in log and "broadcasting operands need it static" in log, log
+
+
 # A kernel indexes memory, so any view that keeps each element at its memory offset (one dtype,
 # storage offset and element count, each dense) may stand between it and the pointwise code:
 # a transpose, or a channels_last activation permuted to NHWC and flattened into rows.
