@@ -4,6 +4,10 @@ The interpreters of triton 3.6 and 3.7 negate 0.0 to 0.0 (torch gives -0.0), and
 3.8 fail to invert an unsigned integer; 3.9's computes both as torch does. The fusion probes the interpreter it runs
 under (`torch_triton_hop._interpreter_probes`) and leaves those ops to inductor there. CI runs
 this file on every supported triton release (.ci/run), where the answers differ.
+
+The reference is the unfused compile, or eager: before 3.8 triton compiles a float's `-x` as
+`0 - x` on a GPU too (0.0 for 0.0, where torch gives -0.0), in inductor's own kernels as in the
+fused one (seen on an H100 with triton 3.6).
 """
 
 import logging
@@ -24,7 +28,8 @@ pytestmark = pytest.mark.any_device
 def test_an_op_is_fused_only_where_the_kernel_computes_it_as_torch_does(op, program, make_input, caplog):
     x = make_input()
     with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), torch._inductor.config.patch(fx_graph_cache=False):
+        unfused, _ = compiled(program, x, fusion=False)
         result, code = compiled(program, x, fusion=True)
-    assert same_bits(result, program(x))
+    assert same_bits(result, unfused) or same_bits(result, program(x))
     refused = f"it computes ops.{op}, which the installed triton's interpreter computes otherwise than torch"
     assert fused_launches(code) or refused in caplog.text, caplog.text
