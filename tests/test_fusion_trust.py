@@ -364,32 +364,6 @@ def test_narrow_integer_ops_wrap_as_eager_does(dtype):
     assert same_bits(compiled(f, a, fusion=True)[0], f(a))
 
 
-def test_negated_zeros_and_inverted_bytes_are_torchs(caplog):
-    """-(+0.0) is -0.0 and ~ of a uint8 or bool is torch's, fused or not. Triton 3.6's interpreter
-    computes -x as 0 - x and raises on ~ of a uint8 under numpy 2 (seed 6: #3801, #144); there
-    those ops are not fused, with the reason in the log. On a GPU triton 3.6 compiles -x as
-    0 - x too, in inductor's own kernels as in fused ones: there the fused result is the
-    unfused compile's, +0.0."""
-    from torch_triton_hop import _interpreter_probes
-
-    zeros = torch.tensor([0.0, -0.0, 1.5, -2.0] * 64, device=DEVICE)
-    fused = "neg" not in _interpreter_probes.inexact_ops()
-    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
-        check_exact(lambda x: -copy(x), zeros, expect_fused=fused)
-        check_exact(lambda x: copy(-x), zeros, expect_fused=fused)
-    assert fused or "otherwise than torch" in caplog.text
-    unfused_neg = compiled(lambda x: -copy(x), zeros, fusion=False)[0]
-    assert same_bits(compiled(lambda x: -copy(x), zeros, fusion=True)[0], unfused_neg)
-    if DEVICE == "cpu":  # inductor's C++ code negates as torch does
-        assert same_bits(unfused_neg, -zeros)
-    inverted = "bitwise_not" not in _interpreter_probes.inexact_ops()
-    # ~ of a bool is lowered as `a == 0`, which every interpreter computes
-    for values, fusible in ((torch.arange(256, dtype=torch.uint8), inverted), (torch.tensor([True, False] * 128), True)):
-        values = values.to(DEVICE)
-        check_exact(lambda a: copy(torch.bitwise_not(a)), values, expect_fused=fusible)
-        assert torch.equal(compiled(lambda a: copy(torch.bitwise_not(a)), values, fusion=True)[0], ~values)
-
-
 def test_a_bool_sum_is_a_bool_before_it_is_converted():
     """add(a, b, alpha=2) of bools is a bool (a or b); inductor lowers it to `a | b * 2` of
     int64s, 0 to 3, which a later conversion to int8 must not see (seed 7, #1741)."""
