@@ -9,6 +9,7 @@ the garbage of torch.empty. Every case runs eagerly and compiled with fusion off
 """
 
 import logging
+import warnings
 
 import pytest
 import torch
@@ -660,6 +661,39 @@ def test_a_division_by_zero_only_past_an_early_return_is_no_fault():
         return out + y
 
     check_exact(f, torch.randn(6, 20, device=DEVICE), nan_from(120, 120).view(6, 20), expect_fused=True)
+
+
+@triton.jit
+def faulting_offsets_kernel(x_ptr, out_ptr, n, FAULT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if FAULT == "divide by zero":
+        target = offs // tl.where(offs == 3, 0, 1)
+    elif FAULT == "shift by the width":
+        target = offs << tl.where(offs == 3, 32, 0)
+    else:  # the one int64 quotient that overflows
+        target = tl.where(offs == 3, -9223372036854775808, offs.to(tl.int64)) // tl.where(offs == 3, -1, 1)
+    tl.store(out_ptr + target, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=(target >= 0) & (target < n))
+
+
+@pytest.mark.parametrize("fault, reason", [("divide by zero", "arith.divsi may divide by zero"),
+                                           ("shift by the width", "arith.shli may shift by 32 bits or more"),
+                                           ("overflow", "arith.divsi may overflow")])
+def test_store_offsets_that_divide_by_zero_overflow_or_shift_too_far_are_not_proven(fault, reason, caplog):
+    """Each fault happens in one lane that the kernel stores from (offset 3 otherwise), and what
+    it gives is the device's: the interpreter's `offs // 0` is 0, a GPU's is undefined. The
+    proof cannot say where that lane stores, so it proves nothing: no fusion."""
+    def f(x, y):
+        out = torch.empty_like(x)
+        wrap_triton(faulting_offsets_kernel)[(4,)](x, out, x.numel(), FAULT=fault, BLOCK=16)
+        return out + y
+
+    y = nan_from(64, 64)
+    y[3] = float("nan")  # NaN where the fault may leave the output unwritten
+    with caplog.at_level(logging.DEBUG, logger=FUSION_LOG), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "(divide by zero|overflow) encountered", RuntimeWarning)  # the interpreter's
+        check_exact(f, torch.randn(64, device=DEVICE), y, expect_fused=False)
+    assert f"{UNWRITTEN} " not in caplog.text and f"no proof that it stores every element: {reason}" in caplog.text, \
+        caplog.text
 
 
 @triton.jit
