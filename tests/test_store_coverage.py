@@ -268,6 +268,19 @@ def helper_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
 
 
+@triton.jit(noinline=True)  # a function of its own in the TTIR, called by tt.call
+def first_offset(pid, n, BLOCK: tl.constexpr):
+    if n < 0:  # never true: the helper returns early only in its TTIR's control flow
+        return 0
+    return pid * BLOCK + 5  # elements 0 to 4 are left unwritten
+
+
+@triton.jit
+def early_return_helper_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = first_offset(tl.program_id(0), n, BLOCK) + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
 @triton.jit
 def float_offsets_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + (tl.arange(0, BLOCK).to(tl.float32) * 1.0).to(tl.int32)
@@ -275,22 +288,27 @@ def float_offsets_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 def test_offsets_from_a_helper_and_offsets_computed_in_floats(caplog):
-    """Offsets a helper computes (a tt.call in the TTIR read) are followed into it; offsets
-    computed in floating point are not (the epilogue then follows the rules for unwritten
-    elements)."""
+    """Offsets a helper computes (a tt.call in the TTIR read) are followed into it, but not
+    into a helper that returns early; offsets computed in floating point are not followed (the
+    epilogue then follows the rules for unwritten elements)."""
     x = torch.randn(100, device=DEVICE)
 
-    def through(kernel):
+    def through(kernel, block=32):
         def f(x, y):
             out = torch.empty_like(x)
-            wrap_triton(kernel)[(triton.cdiv(x.numel(), 32),)](x, out, x.numel(), BLOCK=32)
+            wrap_triton(kernel)[(triton.cdiv(x.numel(), block),)](x, out, x.numel(), BLOCK=block)
             return out + y
         return f
 
     check_exact(through(helper_kernel), x, nan_from(100, 100), expect_fused=True)
     with caplog.at_level(logging.DEBUG, logger=FUSION_LOG):
         check_exact(through(float_offsets_kernel), x, nan_from(100, 100), expect_fused=False)
-    assert NOT_FOLLOWED in caplog.text, caplog.text
+        assert NOT_FOLLOWED in caplog.text, caplog.text
+        caplog.clear()
+        y = nan_from(100, 100)
+        y[:5] = float("nan")
+        check_exact(through(early_return_helper_kernel, block=128), x, y, expect_fused=False)
+    assert "first_offset" in caplog.text and "which returns early" in caplog.text, caplog.text
 
 
 @triton.jit
