@@ -19,6 +19,7 @@ import triton.language as tl
 
 from torch_triton_hop import wrap_triton
 
+from generated_code import ON_GPU
 from test_fusion_trust import DEVICE, FUSION_LOG, check_exact
 from test_store_coverage import RANGE_OVER_TENSORS
 # Liger's backward pattern (a run of rows per program, each loaded, then its result stored);
@@ -60,6 +61,18 @@ def reads_back_in_place(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
     y = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
     tl.store(out_ptr + row * n_cols + cols, y + 1.0, mask=mask)
 
+
+@triton.jit
+def clears_next_row_in_place(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    """Each program stores zeros to the next row, then its own row's result: two programs
+    store every row but the first. Programs that run one after the other (the interpreter)
+    load the zeros the one before stored; on a GPU they race."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    tl.store(out_ptr + (row + 1) * n_cols + cols, tl.zeros_like(x), mask=mask & (cols * 0 + row + 1 < n_rows))
+    tl.store(out_ptr + row * n_cols + cols, x * 2.0, mask=mask)
 
 def rows(h, rows_per_program=None, programs=None):
     """row_in_place on h (one row per program), or rows_kernel with a run of rows each."""
@@ -123,6 +136,18 @@ def test_a_program_reading_the_next_row_is_not_split(abr, caplog):
     check(f, *abr, fused=[], reason="elements of x_ptr are loaded by another program than the one that stores them",
           caplog=caplog)
 
+
+
+@pytest.mark.skipif(ON_GPU, reason="on a GPU the programs race: the unfused result is not one value")
+def test_a_row_stored_by_two_programs_is_not_split(abr, caplog):
+    """The last program storing a row is the one that loads it, but the row's other store (the
+    zeros) comes first: through one tensor the load sees them, through a fresh buffer it would not."""
+    def f(a, b, r):
+        h = a + b
+        wrap_triton(clears_next_row_in_place)[(h.shape[0],)](h, h, h.shape[0], h.shape[1], BLOCK=32)
+        return h - r
+
+    check(f, *abr, fused=[], reason="two programs store the same element", caplog=caplog)
 
 @pytest.mark.parametrize("n_rows", [255, 300])
 def test_program_ids_past_a_byte_are_told_apart(n_rows, caplog):
