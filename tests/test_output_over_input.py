@@ -74,6 +74,7 @@ def clears_next_row_in_place(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr
     tl.store(out_ptr + (row + 1) * n_cols + cols, tl.zeros_like(x), mask=mask & (cols * 0 + row + 1 < n_rows))
     tl.store(out_ptr + row * n_cols + cols, x * 2.0, mask=mask)
 
+
 def rows(h, rows_per_program=None, programs=None):
     """row_in_place on h (one row per program), or rows_kernel with a run of rows each."""
     n_rows, n_cols = h.shape
@@ -137,7 +138,6 @@ def test_a_program_reading_the_next_row_is_not_split(abr, caplog):
           caplog=caplog)
 
 
-
 @pytest.mark.skipif(ON_GPU, reason="on a GPU the programs race: the unfused result is not one value")
 def test_a_row_stored_by_two_programs_is_not_split(abr, caplog):
     """The last program storing a row is the one that loads it, but the row's other store (the
@@ -148,6 +148,7 @@ def test_a_row_stored_by_two_programs_is_not_split(abr, caplog):
         return h - r
 
     check(f, *abr, fused=[], reason="two programs store the same element", caplog=caplog)
+
 
 @pytest.mark.parametrize("n_rows", [255, 300])
 def test_program_ids_past_a_byte_are_told_apart(n_rows, caplog):
