@@ -363,6 +363,16 @@ def rows_in_int16_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=cols < n_cols) * 2.0, mask=cols < n_cols)
 
 
+@triton.jit
+def halves_shifted_apart_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    half = tl.arange(0, BLOCK // 2)
+    first = pid * BLOCK + half  # program p: the first half of its block ...
+    second = pid * (BLOCK // 2) + BLOCK // 2 + half  # ... and a half block shifted by half as much
+    tl.store(out_ptr + first, tl.load(x_ptr + first, mask=first < n) * 2.0, mask=first < n)
+    tl.store(out_ptr + second, tl.load(x_ptr + second, mask=second < n) * 2.0, mask=second < n)
+
+
 def _grid_1d(kind, n, block):
     return {"cdiv": triton.cdiv(n, block), "short": triton.cdiv(n, block) - 1, "floor": n // block}[kind]
 
@@ -388,6 +398,8 @@ def _launch(kernel_kind, x, out):
         wrap_triton(rows_in_int16_kernel)[(x.shape[0],)](x, out, x.shape[1], BLOCK=32)
     elif kernel_kind == "rows_in_a_while_loop_on_the_row":
         wrap_triton(first_rows_while_kernel)[(x.shape[0],)](x, out, x.shape[1], x.stride(0), FIRST=4, BLOCK=32)
+    elif kernel_kind == "halves_shifted_apart":
+        wrap_triton(halves_shifted_apart_kernel)[(triton.cdiv(x.numel(), 16),)](x, out, x.numel(), BLOCK=16)
 
 
 # (kernel, dynamic dims, shape per size, fuses): under dynamic shapes the proof holds for every
@@ -404,6 +416,9 @@ SYMBOLIC_CASES = {
     "rows_in_a_while_loop_on_the_row": ([0], lambda s: (s, 24), False),  # rows 4 and after unwritten
     "rows_in_int16": ([0], lambda s: (s, 24), False),  # right up to 1365 rows, not for every size
     "row_blocks_stepped_by_the_row": ([0], lambda s: (s, 32), False),  # a while loop's step: the row
+    # program 0 stores its whole block, but program p stores [16p, 16p + 8) and [8p + 8, 8p + 16):
+    # the second halves of the later blocks stay unwritten
+    "halves_shifted_apart": ([0], lambda s: (s,), False),
 }
 
 
