@@ -373,6 +373,23 @@ def halves_shifted_apart_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + second, tl.load(x_ptr + second, mask=second < n) * 2.0, mask=second < n)
 
 
+@triton.jit
+def whole_blocks_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    last = tl.program_id(0) * BLOCK + BLOCK - 1 + tl.zeros([BLOCK], tl.int32)  # the block's last offset
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=last < n) * 2.0, mask=last < n)  # whole blocks only
+
+
+@triton.jit
+def second_iteration_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    start = tl.program_id(0).to(tl.int64) * BLOCK  # 64-bit: offsets that cannot wrap
+    offs = start + tl.arange(0, BLOCK)
+    for i in range(2):
+        if i == 1:  # stores at 2 * program id * BLOCK: every other block
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+        offs += start
+
+
 def _grid_1d(kind, n, block):
     return {"cdiv": triton.cdiv(n, block), "short": triton.cdiv(n, block) - 1, "floor": n // block}[kind]
 
@@ -400,6 +417,10 @@ def _launch(kernel_kind, x, out):
         wrap_triton(first_rows_while_kernel)[(x.shape[0],)](x, out, x.shape[1], x.stride(0), FIRST=4, BLOCK=32)
     elif kernel_kind == "halves_shifted_apart":
         wrap_triton(halves_shifted_apart_kernel)[(triton.cdiv(x.numel(), 16),)](x, out, x.numel(), BLOCK=16)
+    elif kernel_kind == "whole_blocks_only":
+        wrap_triton(whole_blocks_kernel)[(triton.cdiv(x.numel(), 8),)](x, out, x.numel(), BLOCK=8)
+    elif kernel_kind == "offsets_shifted_again_each_iteration":
+        wrap_triton(second_iteration_kernel)[(triton.cdiv(x.numel(), 8),)](x, out, x.numel(), BLOCK=8)
 
 
 # (kernel, dynamic dims, shape per size, fuses): under dynamic shapes the proof holds for every
@@ -419,6 +440,11 @@ SYMBOLIC_CASES = {
     # program 0 stores its whole block, but program p stores [16p, 16p + 8) and [8p + 8, 8p + 16):
     # the second halves of the later blocks stay unwritten
     "halves_shifted_apart": ([0], lambda s: (s,), False),
+    # the mask compares the block's last offset with n: a last, partial block stays unwritten
+    # (at 40, a multiple of the block, every element is stored)
+    "whole_blocks_only": ([0], lambda s: (s,), False),
+    # a loop-carried offset that grows by the program's own offset each iteration
+    "offsets_shifted_again_each_iteration": ([0], lambda s: (s,), False),
 }
 
 
