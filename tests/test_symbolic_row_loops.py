@@ -36,8 +36,8 @@ def row_loop_kernel(x_ptr, out_ptr, n_rows, n_cols, stride, rows_per_program, FO
         start, end, step = pid, n_rows, tl.num_programs(0)
     if FORM == 2:  # grid-stride by a constant
         start, end, step = pid, n_rows, STEP
-    if FORM == 3:  # one program, every row
-        start, end = 0, n_rows
+    if FORM == 3:  # one program, every row (every STEP-th)
+        start, end, step = 0, n_rows, STEP
     cols = tl.arange(0, BLOCK)
     x_row = x_ptr
     out_row = out_ptr
@@ -66,6 +66,7 @@ def _launch(kind, x, out):
         "strided_by_a_constant": (4, 0, STRIDED_CONSTANT, 4),
         "strided_past_the_grid": (3, 0, STRIDED_CONSTANT, 4),  # rows 3, 7, ... unwritten
         "whole": (1, 0, WHOLE, 1),
+        "whole_every_other_row": (1, 0, WHOLE, 2),  # rows 1, 3, ... unwritten
         "carried_pointer": (4, triton.cdiv(n_rows, 4), CARRIED, 1),
         "bound_in_a_mask": (4, triton.cdiv(n_rows, 4), ROW_IN_MASK, 1),
         "program_id_in_an_address": (4, triton.cdiv(n_rows, 4), PID_IN_ADDRESS, 1),
@@ -83,6 +84,7 @@ CASES = {
     "whole": (True, None),
     "chunks_floor": (False, "may not reach"),
     "strided_past_the_grid": (False, "not a program's share of the rows"),
+    "whole_every_other_row": (False, "not range(0, n) or a program's share"),
     "carried_pointer": (False, "carries between iterations"),
     "bound_in_a_mask": (False, "bounds read is also read"),
     "program_id_in_an_address": (False, "bounds read is also read"),
