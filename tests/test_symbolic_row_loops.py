@@ -21,7 +21,7 @@ from test_fusion_trust import DEVICE, FUSION_LOG, check_exact, same_bits
 
 pytestmark = pytest.mark.any_device
 
-CHUNKS, STRIDED, STRIDED_CONSTANT, WHOLE, CARRIED, ROW_IN_MASK, PID_IN_ADDRESS = range(7)
+CHUNKS, STRIDED, STRIDED_CONSTANT, WHOLE, CARRIED, ROW_IN_MASK, PID_IN_ADDRESS, FIRST_OF_CHUNK = range(8)
 
 
 @triton.jit
@@ -38,6 +38,8 @@ def row_loop_kernel(x_ptr, out_ptr, n_rows, n_cols, stride, rows_per_program, FO
         start, end, step = pid, n_rows, STEP
     if FORM == 3:  # one program, every row (every STEP-th)
         start, end, step = 0, n_rows, STEP
+    if FORM == 7:  # only the first row of each chunk
+        end = min(start + 1, n_rows)
     cols = tl.arange(0, BLOCK)
     x_row = x_ptr
     out_row = out_ptr
@@ -70,6 +72,7 @@ def _launch(kind, x, out):
         "carried_pointer": (4, triton.cdiv(n_rows, 4), CARRIED, 1),
         "bound_in_a_mask": (4, triton.cdiv(n_rows, 4), ROW_IN_MASK, 1),
         "program_id_in_an_address": (4, triton.cdiv(n_rows, 4), PID_IN_ADDRESS, 1),
+        "first_row_of_each_chunk": (4, triton.cdiv(n_rows, 4), FIRST_OF_CHUNK, 1),
     }[kind]
     wrap_triton(row_loop_kernel)[(programs,)](x, out, n_rows, n_cols, x.stride(0), per_program, FORM=form, STEP=step,
                                               BLOCK=32)
@@ -85,6 +88,7 @@ CASES = {
     "chunks_floor": (False, "may not reach"),
     "strided_past_the_grid": (False, "not a program's share of the rows"),
     "whole_every_other_row": (False, "not range(0, n) or a program's share"),
+    "first_row_of_each_chunk": (False, "not range(P * R, min(P * R + R, n))"),
     "carried_pointer": (False, "carries between iterations"),
     "bound_in_a_mask": (False, "bounds read is also read"),
     "program_id_in_an_address": (False, "bounds read is also read"),
